@@ -1,0 +1,46 @@
+# make synth | make test | make typecheck | make bench  -- each creates .venv on first use.
+SHELL := /bin/bash
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+BASE := $(VENV)/.installed-base
+DEV := $(VENV)/.installed-dev
+CLI := node_modules/.installed
+
+.PHONY: synth test typecheck bench clean
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+
+$(BASE): pyproject.toml | $(VENV)/bin/python
+	$(PY) -m pip install -q -e .
+	touch $@
+
+$(DEV): pyproject.toml | $(VENV)/bin/python
+	$(PY) -m pip install -q -e ".[dev]"
+	touch $@ $(BASE)
+
+$(CLI): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+## synthesize every example stack into cdk.out/ and print one line per stack
+synth: $(BASE)
+	rm -rf cdk.out
+	$(PY) app.py
+	$(PY) tools/synth_summary.py cdk.out
+
+## the whole suite (installs the dev extra and the CDK CLI first)
+test: $(DEV) $(CLI)
+	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+typecheck: $(DEV)
+	$(PY) -m mypy
+
+bench: $(DEV)
+	$(PY) benchmarks/run.py
+
+clean:
+	rm -rf cdk.out .pytest_cache .mypy_cache

@@ -1,0 +1,52 @@
+"""cdk-sagemaker-pools: AWS CDK constructs for SageMaker AI endpoints on capacity-aware instance pools.
+
+Import everything from here::
+
+    from sagemaker_pools import InstancePool, PoolModel, PooledEndpoint
+
+The construct classes are loaded on first use (PEP 562): importing ``aws_cdk`` starts a Node
+process (~0.7 s, ~480 MB), and the ``sagemaker-pools`` ops command, which only needs the pure
+value objects, must not pay for it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from .errors import PoolConfigError
+from .instance_types import known_instance_types
+from .pools import IModel, InstancePool
+
+if TYPE_CHECKING:
+    from .deployment import CapacitySize, DeploymentPolicy
+    from .endpoint import EndpointBase, PooledEndpoint
+    from .model import ContainerImage, ModelData, PoolModel
+    from .routing import Routing
+
+# public name -> module that defines it (imports aws_cdk)
+_LAZY = {
+    "CapacitySize": "deployment",
+    "DeploymentPolicy": "deployment",
+    "EndpointBase": "endpoint",
+    "PooledEndpoint": "endpoint",
+    "ContainerImage": "model",
+    "ModelData": "model",
+    "PoolModel": "model",
+    "Routing": "routing",
+}
+
+__all__ = ["IModel", "InstancePool", "PoolConfigError", "known_instance_types", *sorted(_LAZY)]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

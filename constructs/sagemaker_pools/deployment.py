@@ -1,0 +1,229 @@
+"""Deployment policies: how SageMaker moves an endpoint to a new configuration.
+
+Any change to pools, models or variant settings creates a new EndpointConfig and calls
+UpdateEndpoint; the policy here (rendered as the Endpoint's ``DeploymentConfig``) decides how
+traffic moves to the new fleet and which CloudWatch alarms roll it back.
+
+* blue/green: a full new fleet, traffic shifted all at once, as a canary, or linearly;
+* rolling: the fleet replaced in batches (needs no second full fleet: the option when GPU
+  capacity is short).
+
+Ranges are SageMaker's (API reference: TrafficRoutingConfig, RollingUpdatePolicy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from aws_cdk import Duration
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_sagemaker as sagemaker
+
+from ._tokens import is_unresolved
+from ._validate import check_int_range, seconds_in_range
+from .errors import PoolConfigError
+
+__all__ = ["CapacitySize", "DeploymentPolicy"]
+
+_MAX_ALARMS = 10
+
+
+@dataclass(frozen=True)
+class CapacitySize:
+    """A step of a deployment: a number of instances or a percentage of the variant's fleet."""
+
+    type: str
+    value: int
+
+    @staticmethod
+    def instances(count: int) -> "CapacitySize":
+        """``count`` instances (1 or more)."""
+        check_int_range(count, "CapacitySize.instances", 1, None)
+        return CapacitySize("INSTANCE_COUNT", count)
+
+    @staticmethod
+    def percent(percent: int) -> "CapacitySize":
+        """``percent`` % of the variant's instances (1-100)."""
+        check_int_range(percent, "CapacitySize.percent", 1, 100)
+        return CapacitySize("CAPACITY_PERCENT", percent)
+
+    def _check_percent(self, field: str, low: int, high: int) -> None:
+        if self.type == "CAPACITY_PERCENT" and not is_unresolved(self.value) and not low <= self.value <= high:
+            raise PoolConfigError(field, f"{self.value}%", f"{low}% to {high}% of the variant's instances")
+
+    def _render(self) -> sagemaker.CfnEndpoint.CapacitySizeProperty:
+        return sagemaker.CfnEndpoint.CapacitySizeProperty(type=self.type, value=self.value)
+
+
+@dataclass(frozen=True)
+class DeploymentPolicy:
+    """A validated ``DeploymentConfig``. Build one with the static methods.
+
+    Every policy takes ``rollback_alarms``: up to 10 CloudWatch alarms; if any goes to ALARM
+    during the deployment SageMaker rolls back to the old fleet.
+    """
+
+    _blue_green: sagemaker.CfnEndpoint.BlueGreenUpdatePolicyProperty | None = None
+    _rolling: sagemaker.CfnEndpoint.RollingUpdatePolicyProperty | None = None
+    rollback_alarms: tuple[cloudwatch.IAlarm, ...] = field(default=())
+
+    # -- blue/green ------------------------------------------------------------------------
+
+    @staticmethod
+    def all_at_once(
+        *,
+        wait_interval: Duration = Duration.seconds(0),
+        termination_wait: Duration | None = None,
+        max_execution_timeout: Duration | None = None,
+        rollback_alarms: Sequence[cloudwatch.IAlarm] = (),
+    ) -> "DeploymentPolicy":
+        """Blue/green, all traffic shifted in one step after ``wait_interval`` (default 0 s).
+
+        Args:
+            wait_interval: wait before the shift (0-3600 s). Default: 0.
+            termination_wait: keep the old fleet this long after the shift (0-3600 s). Default: 0.
+            max_execution_timeout: give up after (600-28800 s, more than the waits). Default: SageMaker's.
+            rollback_alarms: 0-10 alarms that roll the deployment back. Default: none.
+        """
+        return DeploymentPolicy._blue_green_policy(
+            "ALL_AT_ONCE", None, wait_interval, termination_wait, max_execution_timeout, rollback_alarms
+        )
+
+    @staticmethod
+    def canary(
+        *,
+        canary_size: CapacitySize,
+        wait_interval: Duration,
+        termination_wait: Duration | None = None,
+        max_execution_timeout: Duration | None = None,
+        rollback_alarms: Sequence[cloudwatch.IAlarm] = (),
+    ) -> "DeploymentPolicy":
+        """Blue/green canary: ``canary_size`` (at most 50 %) first, the rest after ``wait_interval``.
+
+        Args: as :meth:`all_at_once`; ``canary_size`` is ``CapacitySize.percent(1-50)`` or
+        ``CapacitySize.instances(n)`` (SageMaker checks n against the fleet: at most half).
+        """
+        DeploymentPolicy._check_size(canary_size, "DeploymentPolicy.canary.canary_size", 1, 50)
+        return DeploymentPolicy._blue_green_policy(
+            "CANARY", canary_size, wait_interval, termination_wait, max_execution_timeout, rollback_alarms
+        )
+
+    @staticmethod
+    def linear(
+        *,
+        step_size: CapacitySize,
+        wait_interval: Duration,
+        termination_wait: Duration | None = None,
+        max_execution_timeout: Duration | None = None,
+        rollback_alarms: Sequence[cloudwatch.IAlarm] = (),
+    ) -> "DeploymentPolicy":
+        """Blue/green linear: traffic moves in steps of ``step_size`` (10-50 %) every ``wait_interval``."""
+        DeploymentPolicy._check_size(step_size, "DeploymentPolicy.linear.step_size", 10, 50)
+        return DeploymentPolicy._blue_green_policy(
+            "LINEAR", step_size, wait_interval, termination_wait, max_execution_timeout, rollback_alarms
+        )
+
+    # -- rolling ---------------------------------------------------------------------------
+
+    @staticmethod
+    def rolling(
+        *,
+        batch_size: CapacitySize,
+        bake_time: Duration,
+        rollback_batch_size: CapacitySize | None = None,
+        max_execution_timeout: Duration | None = None,
+        rollback_alarms: Sequence[cloudwatch.IAlarm] = (),
+    ) -> "DeploymentPolicy":
+        """Rolling: replace ``batch_size`` (5-50 % of the fleet) at a time, watching alarms for ``bake_time``.
+
+        Args:
+            batch_size: instances per step, ``CapacitySize.percent(5-50)`` or ``instances(n)``.
+            bake_time: how long each batch is watched before the next (0-3600 s).
+            rollback_batch_size: batch size when rolling back. Default: the whole old fleet at once.
+            max_execution_timeout: give up after (600-28800 s). Default: SageMaker's.
+            rollback_alarms: 0-10 alarms that roll the deployment back. Default: none.
+        """
+        DeploymentPolicy._check_size(batch_size, "DeploymentPolicy.rolling.batch_size", 5, 50)
+        if rollback_batch_size is not None:
+            DeploymentPolicy._check_size(rollback_batch_size, "DeploymentPolicy.rolling.rollback_batch_size", 1, 100)
+        bake = seconds_in_range(bake_time, "DeploymentPolicy.rolling.bake_time", 0, 3600)
+        timeout = seconds_in_range(max_execution_timeout, "DeploymentPolicy.rolling.max_execution_timeout", 600, 28800)
+        DeploymentPolicy._check_timeout(timeout, bake or 0, "DeploymentPolicy.rolling.max_execution_timeout")
+        return DeploymentPolicy(
+            _rolling=sagemaker.CfnEndpoint.RollingUpdatePolicyProperty(
+                maximum_batch_size=batch_size._render(),
+                wait_interval_in_seconds=bake,  # type: ignore[arg-type]
+                maximum_execution_timeout_in_seconds=timeout,
+                rollback_maximum_batch_size=rollback_batch_size._render() if rollback_batch_size else None,
+            ),
+            rollback_alarms=DeploymentPolicy._check_alarms(rollback_alarms),
+        )
+
+    # -- rendering -------------------------------------------------------------------------
+
+    def _render(self) -> sagemaker.CfnEndpoint.DeploymentConfigProperty:
+        rollback = None
+        if self.rollback_alarms:
+            rollback = sagemaker.CfnEndpoint.AutoRollbackConfigProperty(
+                alarms=[sagemaker.CfnEndpoint.AlarmProperty(alarm_name=a.alarm_name) for a in self.rollback_alarms]
+            )
+        return sagemaker.CfnEndpoint.DeploymentConfigProperty(
+            blue_green_update_policy=self._blue_green,
+            rolling_update_policy=self._rolling,
+            auto_rollback_configuration=rollback,
+        )
+
+    # -- checks ----------------------------------------------------------------------------
+
+    @staticmethod
+    def _blue_green_policy(
+        kind: str,
+        size: CapacitySize | None,
+        wait_interval: Duration,
+        termination_wait: Duration | None,
+        max_execution_timeout: Duration | None,
+        rollback_alarms: Sequence[cloudwatch.IAlarm],
+    ) -> "DeploymentPolicy":
+        name = f"DeploymentPolicy.{kind.lower()}"
+        wait = seconds_in_range(wait_interval, f"{name}.wait_interval", 0, 3600)
+        term = seconds_in_range(termination_wait, f"{name}.termination_wait", 0, 3600)
+        timeout = seconds_in_range(max_execution_timeout, f"{name}.max_execution_timeout", 600, 28800)
+        DeploymentPolicy._check_timeout(timeout, (wait or 0) + (term or 0), f"{name}.max_execution_timeout")
+        routing = sagemaker.CfnEndpoint.TrafficRoutingConfigProperty(
+            type=kind,
+            wait_interval_in_seconds=wait,
+            canary_size=size._render() if kind == "CANARY" and size else None,
+            linear_step_size=size._render() if kind == "LINEAR" and size else None,
+        )
+        return DeploymentPolicy(
+            _blue_green=sagemaker.CfnEndpoint.BlueGreenUpdatePolicyProperty(
+                traffic_routing_configuration=routing,
+                termination_wait_in_seconds=term,
+                maximum_execution_timeout_in_seconds=timeout,
+            ),
+            rollback_alarms=DeploymentPolicy._check_alarms(rollback_alarms),
+        )
+
+    @staticmethod
+    def _check_size(size: object, field: str, low: int, high: int) -> None:
+        if not isinstance(size, CapacitySize):
+            raise PoolConfigError(field, size, "CapacitySize.percent(...) or CapacitySize.instances(...)")
+        size._check_percent(field, low, high)
+
+    @staticmethod
+    def _check_timeout(timeout: int | None, waits: int, field: str) -> None:
+        # SageMaker: "the timeout value should be larger than the total waiting time".
+        if timeout is not None and not is_unresolved(timeout) and not is_unresolved(waits) and timeout <= waits:
+            raise PoolConfigError(field, f"{timeout} seconds", f"more than the waits it must cover ({waits} seconds)")
+
+    @staticmethod
+    def _check_alarms(alarms: Sequence[cloudwatch.IAlarm]) -> tuple[cloudwatch.IAlarm, ...]:
+        items = tuple(alarms)
+        if len(items) > _MAX_ALARMS:
+            raise PoolConfigError("DeploymentPolicy.rollback_alarms", f"{len(items)} alarms", "at most 10 CloudWatch alarms")
+        for alarm in items:
+            # jsii interfaces are not runtime-checkable protocols: check the members we use.
+            if not hasattr(alarm, "alarm_name") or not hasattr(alarm, "alarm_arn"):
+                raise PoolConfigError("DeploymentPolicy.rollback_alarms", alarm, "aws_cloudwatch.IAlarm objects (Alarm, Alarm.from_alarm_name ...)")
+        return items

@@ -1,0 +1,413 @@
+"""``PoolModel``: a SageMaker model meant for one hardware target of a pooled endpoint.
+
+The point of instance pools is that each instance type can run a build of the model made for
+it: tensor parallelism across the 8 GPUs of the primary type, speculative decoding on the
+mid-tier fallback, INT4 quantization on the smallest. Each build is one ``PoolModel``; an
+``InstancePool(model=...)`` renders it as the pool's ``ModelNameOverride``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from aws_cdk import Acknowledgment, ArnFormat, Stack, Validations
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_ecr as ecr
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_sagemaker as sagemaker
+from constructs import Construct
+
+from ._tokens import is_unresolved
+from ._validate import check_name
+from .errors import PoolConfigError
+
+__all__ = ["ContainerImage", "ModelData", "PoolModel"]
+
+# How cdk-nag prints the endpoint log-group ARN below in its IAM5 evidence.
+_LOG_GROUPS_EVIDENCE = "arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/sagemaker/Endpoints/*"
+
+# <account>.dkr.ecr.<region>.amazonaws.com[.cn]/<repository>[:tag|@digest]
+_ECR_URI = re.compile(
+    r"^(?P<account>\d{12})\.dkr\.ecr\.(?P<region>[a-z0-9-]+)\.amazonaws\.com(?:\.cn)?/"
+    r"(?P<repository>[a-z0-9._/-]+?)(?::[\w.-]+|@sha256:[0-9a-f]{64})?$"
+)
+
+
+@dataclass(frozen=True)
+class ContainerImage:
+    """The inference container image, always in Amazon ECR (what SageMaker pulls from).
+
+    Build one with :meth:`from_ecr_repository` or :meth:`from_image_uri`.
+    """
+
+    image_uri: str
+    repository_arn: str
+
+    @staticmethod
+    def from_ecr_repository(repository: ecr.IRepository, tag: str = "latest") -> "ContainerImage":
+        """An image in a repository of yours, by tag (default ``latest``)."""
+        return ContainerImage(repository.repository_uri_for_tag(tag), repository.repository_arn)
+
+    @staticmethod
+    def from_image_uri(image_uri: str) -> "ContainerImage":
+        """An ECR image by URI, e.g. a SageMaker Deep Learning Container.
+
+        The URI must name the registry literally (``<account>.dkr.ecr.<region>.amazonaws.com/<repo>[:tag]``)
+        so that the execution role can be scoped to that one repository.
+        """
+        match = _ECR_URI.match(image_uri) if isinstance(image_uri, str) and not is_unresolved(image_uri) else None
+        if match is None:
+            raise PoolConfigError(
+                "ContainerImage.image_uri",
+                image_uri,
+                "a literal ECR image URI '<account>.dkr.ecr.<region>.amazonaws.com/<repository>[:tag|@digest]' "
+                "(for a repository defined in CDK use ContainerImage.from_ecr_repository)",
+            )
+        partition = "aws-cn" if ".amazonaws.com.cn/" in image_uri else "aws"
+        arn = f"arn:{partition}:ecr:{match['region']}:{match['account']}:repository/{match['repository']}"
+        return ContainerImage(image_uri, arn)
+
+
+@dataclass(frozen=True)
+class ModelData:
+    """Where the model artifacts are in S3.
+
+    :meth:`from_s3_object` for a ``model.tar.gz`` (SageMaker downloads and extracts it),
+    :meth:`from_s3_prefix` for uncompressed artifacts under a prefix (``ModelDataSource``;
+    faster for large LLM weights: no extraction step).
+    """
+
+    bucket: s3.IBucket
+    key: str
+    is_prefix: bool
+
+    @staticmethod
+    def from_s3_object(bucket: s3.IBucket, key: str) -> "ModelData":
+        """A compressed ``.tar.gz`` archive (rendered as ``ModelDataUrl``)."""
+        if not is_unresolved(key) and (not isinstance(key, str) or not key.endswith(".tar.gz")):
+            raise PoolConfigError("ModelData.key", key, "an S3 key ending in .tar.gz (for uncompressed files use from_s3_prefix)")
+        return ModelData(bucket, key, is_prefix=False)
+
+    @staticmethod
+    def from_s3_prefix(bucket: s3.IBucket, prefix: str) -> "ModelData":
+        """Uncompressed artifacts under ``prefix`` (rendered as ``ModelDataSource``, ``S3Prefix``)."""
+        if not is_unresolved(prefix) and (not isinstance(prefix, str) or not prefix.endswith("/")):
+            raise PoolConfigError("ModelData.prefix", prefix, "an S3 key prefix ending in '/' (e.g. 'llama-70b/int4/')")
+        return ModelData(bucket, prefix, is_prefix=True)
+
+    @property
+    def s3_uri(self) -> str:
+        """``s3://bucket/key``."""
+        return f"s3://{self.bucket.bucket_name}/{self.key}"
+
+    def grant_read(self, grantee: iam.IGrantable) -> None:
+        """Read exactly this object, or the objects under this prefix, and nothing else."""
+        resource = self.bucket.arn_for_objects(self.key + ("*" if self.is_prefix else ""))
+        iam.Grant.add_to_principal(grantee=grantee, actions=["s3:GetObject"], resource_arns=[resource])
+        if self.is_prefix:
+            iam.Grant.add_to_principal(
+                grantee=grantee,
+                actions=["s3:ListBucket"],
+                resource_arns=[self.bucket.bucket_arn],
+                conditions={"StringLike": {"s3:prefix": [self.key + "*"]}},
+            )
+        if self.bucket.encryption_key is not None:
+            self.bucket.encryption_key.grant_decrypt(grantee)
+
+    def _container_fields(self) -> dict[str, object]:
+        if not self.is_prefix:
+            return {"model_data_url": self.s3_uri}
+        return {
+            "model_data_source": sagemaker.CfnModel.ModelDataSourceProperty(
+                s3_data_source=sagemaker.CfnModel.S3DataSourceProperty(
+                    s3_uri=self.s3_uri, s3_data_type="S3Prefix", compression_type="None"
+                )
+            )
+        }
+
+
+class _ImportedModel(Construct):
+    """A model made outside this app (``PoolModel.from_model_name``)."""
+
+    def __init__(self, scope: Construct, id: str, model_name: str) -> None:
+        super().__init__(scope, id)
+        self._model_name = model_name
+
+    @property
+    def model_name(self) -> str:
+        """The SageMaker model name."""
+        return self._model_name
+
+
+class PoolModel(Construct):
+    """A SageMaker model (``AWS::SageMaker::Model``) with a least-privilege execution role.
+
+    Args:
+        scope: parent construct.
+        id: construct id (the model's logical id derives from it: keep it stable).
+        image: the inference container, see :class:`ContainerImage`.
+        model_data: the artifacts, see :class:`ModelData`. Default: none (the image carries
+            the model, or downloads it itself).
+        environment: container environment variables. Default: none.
+        role: an execution role to use as is. Default: a new role that can read only
+            ``model_data``, pull only ``image``'s repository and write its own logs and metrics.
+        vpc: run the model containers in this VPC. Default: no VPC.
+        vpc_subnets: the subnets within ``vpc``. Default: the VPC's private subnets.
+        security_groups: security groups for the containers. Default: one new group with
+            outbound access only (only with ``vpc``).
+        network_isolation: block all outbound network calls from the container. Default: ``False``.
+        model_name: a fixed model name. Default: generated by CloudFormation (recommended:
+            a fixed name prevents replacing the model on change).
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        image: ContainerImage,
+        model_data: ModelData | None = None,
+        environment: Mapping[str, str] | None = None,
+        role: iam.IRole | None = None,
+        vpc: ec2.IVpc | None = None,
+        vpc_subnets: ec2.SubnetSelection | None = None,
+        security_groups: Sequence[ec2.ISecurityGroup] | None = None,
+        network_isolation: bool = False,
+        model_name: str | None = None,
+    ) -> None:
+        super().__init__(scope, id)
+        if not isinstance(image, ContainerImage):
+            raise PoolConfigError("PoolModel.image", image, "a ContainerImage (from_ecr_repository or from_image_uri)")
+        container: dict[str, object] = {"image": image.image_uri}
+        if model_data is not None:
+            container.update(model_data._container_fields())
+        self._init(
+            container=container,
+            environment=environment,
+            role=role,
+            vpc=vpc,
+            vpc_subnets=vpc_subnets,
+            security_groups=security_groups,
+            network_isolation=network_isolation,
+            model_name=model_name,
+        )
+        if self._created_role is not None:
+            self._grant_image_pull(image)
+            if model_data is not None:
+                model_data.grant_read(self._created_role)
+        self._after_grants()
+
+    @classmethod
+    def from_recommendation(
+        cls,
+        scope: Construct,
+        id: str,
+        *,
+        model_package_arn: str,
+        inference_specification_name: str,
+        artifacts_bucket: s3.IBucket | None = None,
+        image_repository: ecr.IRepository | None = None,
+        environment: Mapping[str, str] | None = None,
+        role: iam.IRole | None = None,
+        vpc: ec2.IVpc | None = None,
+        vpc_subnets: ec2.SubnetSelection | None = None,
+        security_groups: Sequence[ec2.ISecurityGroup] | None = None,
+        network_isolation: bool = False,
+        model_name: str | None = None,
+    ) -> "PoolModel":
+        """A model from one result of an inference-recommendation job.
+
+        Each result carries a ``ModelPackageArn`` and an ``InferenceSpecificationName`` (the
+        configuration tuned for that instance type); they become the container's
+        ``ModelPackageName`` and ``InferenceSpecificationName`` (see ``sagemaker-pools recommend``).
+
+        The package's artifacts and image are only known at deploy time, so the created role
+        reads ``artifacts_bucket`` (objects only) and pulls from ``image_repository`` when given;
+        SageMaker-owned images need no grant. Other args as in the constructor.
+        """
+        if not is_unresolved(model_package_arn) and (
+            not isinstance(model_package_arn, str)
+            or not re.match(r"^arn:aws[a-z-]*:sagemaker:[a-z0-9-]*:\d{12}:model-package/[a-zA-Z0-9][a-zA-Z0-9-]{0,62}(/\d{1,9})?$", model_package_arn)
+        ):
+            raise PoolConfigError(
+                "PoolModel.from_recommendation.model_package_arn",
+                model_package_arn,
+                "a model package ARN 'arn:aws:sagemaker:<region>:<account>:model-package/<name>[/<version>]'",
+            )
+        check_name(inference_specification_name, "PoolModel.from_recommendation.inference_specification_name")
+        model = cls.__new__(cls)
+        Construct.__init__(model, scope, id)
+        model._init(
+            container={
+                "model_package_name": model_package_arn,
+                "inference_specification_name": inference_specification_name,
+            },
+            environment=environment,
+            role=role,
+            vpc=vpc,
+            vpc_subnets=vpc_subnets,
+            security_groups=security_groups,
+            network_isolation=network_isolation,
+            model_name=model_name,
+        )
+        if model._created_role is not None:
+            if artifacts_bucket is not None:
+                artifacts_bucket.grant_read(model._created_role)  # keys unknown until deploy
+            if image_repository is not None:
+                model._grant_image_pull(
+                    ContainerImage(image_repository.repository_uri, image_repository.repository_arn)
+                )
+        model._after_grants()
+        return model
+
+    @staticmethod
+    def from_model_name(scope: Construct, id: str, model_name: str) -> "_ImportedModel":
+        """Reference a model that exists already (made by another stack or by hand)."""
+        check_name(model_name, "PoolModel.from_model_name.model_name")
+        return _ImportedModel(scope, id, model_name)
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _init(
+        self,
+        *,
+        container: dict[str, object],
+        environment: Mapping[str, str] | None,
+        role: iam.IRole | None,
+        vpc: ec2.IVpc | None,
+        vpc_subnets: ec2.SubnetSelection | None,
+        security_groups: Sequence[ec2.ISecurityGroup] | None,
+        network_isolation: bool,
+        model_name: str | None,
+    ) -> None:
+        check_name(model_name, "PoolModel.model_name")
+        if environment is not None:
+            if not isinstance(environment, Mapping) or len(environment) > 100:
+                raise PoolConfigError("PoolModel.environment", environment, "a mapping of at most 100 string pairs")
+            container["environment"] = dict(environment)
+        if vpc is None and (vpc_subnets is not None or security_groups is not None):
+            raise PoolConfigError("PoolModel.vpc", None, "a VPC whenever vpc_subnets or security_groups is given")
+
+        self._created_role: iam.Role | None = None
+        if role is None:
+            self._created_role = iam.Role(
+                self, "ExecutionRole", assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com")
+            )
+            self._grant_logs_and_metrics(self._created_role)
+        self.role: iam.IRole = role or self._created_role  # type: ignore[assignment]
+
+        vpc_config = None
+        if vpc is not None:
+            groups = list(security_groups or [])
+            if not groups:
+                groups = [ec2.SecurityGroup(self, "SecurityGroup", vpc=vpc, description="SageMaker model containers")]
+            self.connections = ec2.Connections(security_groups=groups)
+            subnets = vpc.select_subnets(**self._subnet_kwargs(vpc_subnets))
+            vpc_config = sagemaker.CfnModel.VpcConfigProperty(
+                security_group_ids=[g.security_group_id for g in groups], subnets=subnets.subnet_ids
+            )
+            if self._created_role is not None:
+                # The ENI actions do not support resource-level permissions: AWS requires "*".
+                self._created_role.add_to_policy(
+                    iam.PolicyStatement(
+                        actions=[
+                            "ec2:CreateNetworkInterface",
+                            "ec2:CreateNetworkInterfacePermission",
+                            "ec2:DeleteNetworkInterface",
+                            "ec2:DeleteNetworkInterfacePermission",
+                            "ec2:DescribeNetworkInterfaces",
+                            "ec2:DescribeVpcs",
+                            "ec2:DescribeDhcpOptions",
+                            "ec2:DescribeSubnets",
+                            "ec2:DescribeSecurityGroups",
+                        ],
+                        resources=["*"],
+                    )
+                )
+
+        self._resource = sagemaker.CfnModel(
+            self,
+            "Resource",
+            execution_role_arn=self.role.role_arn,
+            primary_container=sagemaker.CfnModel.ContainerDefinitionProperty(**container),  # type: ignore[arg-type]
+            enable_network_isolation=network_isolation or None,
+            vpc_config=vpc_config,
+            model_name=model_name,
+        )
+
+    def _after_grants(self) -> None:
+        if self._created_role is None:
+            return
+        # CreateModel checks that the role can reach the image and the data: create the model
+        # only once the role's policy exists (the role itself is already a GetAtt dependency).
+        policy = self._created_role.node.try_find_child("DefaultPolicy")
+        if policy is not None:
+            self._resource.node.add_dependency(policy)
+        # The wildcards below are the ones AWS requires; acknowledge them where they are made,
+        # with the reason, so that cdk-nag users need not repeat it (the evidence must match exactly).
+        reasons = {
+            "*": "ecr:GetAuthorizationToken, cloudwatch:PutMetricData (narrowed by namespace) and the VPC "
+            "network-interface actions have no resource-level permissions: AWS requires '*'.",
+            _LOG_GROUPS_EVIDENCE: "Endpoint log groups are named /aws/sagemaker/Endpoints/<endpoint name> and the "
+            "endpoint name is not known to the model: scoped to SageMaker's endpoint log-group prefix.",
+        }
+        for resource, reason in reasons.items():
+            Validations.of(self._created_role).acknowledge(
+                Acknowledgment(id=f"AwsSolutions::AwsSolutions-IAM5[Resource::{resource}]", reason=reason)
+            )
+
+    @staticmethod
+    def _subnet_kwargs(selection: ec2.SubnetSelection | None) -> dict[str, object]:
+        if selection is None:
+            return {"subnet_type": ec2.SubnetType.PRIVATE_WITH_EGRESS}
+        # jsii exposes select_subnets() with keyword arguments only; a SubnetSelection keeps them in _values.
+        return dict(selection._values)
+
+    def _grant_image_pull(self, image: ContainerImage) -> None:
+        assert self._created_role is not None
+        self._created_role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer", "ecr:BatchCheckLayerAvailability"],
+                resources=[image.repository_arn],
+            )
+        )
+        # GetAuthorizationToken is account-wide: it has no resource-level permissions, AWS requires "*".
+        self._created_role.add_to_policy(iam.PolicyStatement(actions=["ecr:GetAuthorizationToken"], resources=["*"]))
+
+    def _grant_logs_and_metrics(self, role: iam.Role) -> None:
+        stack = Stack.of(self)
+        # Endpoint log groups are named after endpoints, which may be generated: scope to SageMaker's prefix.
+        log_groups = stack.format_arn(
+            service="logs",
+            resource="log-group",
+            resource_name="/aws/sagemaker/Endpoints/*",
+            arn_format=ArnFormat.COLON_RESOURCE_NAME,
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
+                resources=[log_groups],
+            )
+        )
+        # PutMetricData has no resource-level permissions: AWS requires "*"; narrowed by namespace.
+        role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["cloudwatch:PutMetricData"],
+                resources=["*"],
+                conditions={"StringLike": {"cloudwatch:namespace": ["/aws/sagemaker/*", "AWS/SageMaker*"]}},
+            )
+        )
+
+    @property
+    def model_name(self) -> str:
+        """The SageMaker model name (a token resolved at deploy time)."""
+        return str(self._resource.attr_model_name)
+
+    @property
+    def model_arn(self) -> str:
+        """The model's ARN."""
+        return str(self._resource.attr_model_arn)
+
