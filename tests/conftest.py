@@ -1,0 +1,49 @@
+"""Shared fixtures: the example app is synthesized once per run, with cdk-nag attached."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # app.py
+sys.path.insert(0, str(ROOT / "tests"))
+
+
+@pytest.fixture(scope="session")
+def example_outdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The example app (app.py) synthesized once, with cdk-nag's AwsSolutionsChecks as a validation plugin.
+
+    The plugin makes synthesis fail on any unacknowledged finding.
+    """
+    import aws_cdk as cdk
+    from cdk_nag import AwsSolutionsChecks
+
+    import app as example_app
+
+    outdir = tmp_path_factory.mktemp("example-assembly")
+    app = cdk.App(outdir=str(outdir))
+    cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    example_app.build_app(app)
+    app.synth()
+    return outdir
+
+
+@pytest.fixture(scope="session")
+def example_templates(example_outdir: Path) -> dict[str, dict[str, Any]]:
+    """``{stack name: template}`` for every example stack."""
+    from support.synth import read_assembly
+
+    return read_assembly(example_outdir)
+
+
+@pytest.fixture(scope="session")
+def nag_report(example_outdir: Path) -> dict[str, Any]:
+    """cdk-nag's validation report for the example app."""
+    return json.loads((example_outdir / "validation-report.json").read_text())  # type: ignore[no-any-return]

@@ -1,0 +1,59 @@
+"""Synthesis helpers shared by the tests (one jsii process per pytest run)."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import aws_cdk as cdk
+from aws_cdk import assertions
+
+from sagemaker_pools import PoolModel
+
+
+def new_stack(name: str = "Test") -> cdk.Stack:
+    """A fresh app and stack, writing to a temporary folder."""
+    app = cdk.App(outdir=tempfile.mkdtemp(prefix="cdk-test-"))
+    return cdk.Stack(app, name)
+
+
+def template_of(stack: cdk.Stack) -> dict[str, Any]:
+    """The synthesized template of ``stack`` as a dict."""
+    return assertions.Template.from_stack(stack).to_json()  # type: ignore[no-any-return]
+
+
+def synth(build: Callable[[cdk.Stack], object], name: str = "Test") -> dict[str, Any]:
+    """Build something into a fresh stack with ``build(stack)`` and return the template."""
+    stack = new_stack(name)
+    build(stack)
+    return template_of(stack)
+
+
+def imported_model(stack: cdk.Stack, name: str = "base-model", id: str | None = None) -> Any:
+    """A model referenced by name (no resources of its own)."""
+    return PoolModel.from_model_name(stack, id or f"Imported-{name}", name)
+
+
+def resources(template: dict[str, Any], type_name: str) -> dict[str, dict[str, Any]]:
+    """``{logical id: resource}`` of one type."""
+    return {k: v for k, v in template.get("Resources", {}).items() if v["Type"] == type_name}
+
+
+def only(template: dict[str, Any], type_name: str) -> dict[str, Any]:
+    """The properties of the single resource of ``type_name`` (fails if not exactly one)."""
+    found = resources(template, type_name)
+    assert len(found) == 1, f"expected one {type_name}, found {sorted(found)}"
+    return next(iter(found.values())).get("Properties", {})  # type: ignore[no-any-return]
+
+
+def read_assembly(outdir: Path) -> dict[str, dict[str, Any]]:
+    """``{stack name: template}`` of a synthesized cloud assembly."""
+    manifest = json.loads((outdir / "manifest.json").read_text())
+    templates = {}
+    for name, artifact in manifest["artifacts"].items():
+        if artifact.get("type") == "aws:cloudformation:stack":
+            templates[name] = json.loads((outdir / artifact["properties"]["templateFile"]).read_text())
+    return templates

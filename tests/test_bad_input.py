@@ -1,0 +1,137 @@
+"""Every rule: bad input fails at construction with PoolConfigError naming the field and what
+is allowed, and leaves nothing in the template."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk import Duration
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_s3 as s3
+
+from sagemaker_pools import (
+    CapacitySize,
+    ContainerImage,
+    DeploymentPolicy,
+    InstancePool,
+    ModelData,
+    PoolConfigError,
+    PooledEndpoint,
+    PoolModel,
+    Routing,
+)
+from support.synth import new_stack, template_of
+
+G6E, G6, P4D = "ml.g6e.48xlarge", "ml.g6.48xlarge", "ml.p4d.24xlarge"
+
+
+def _endpoint(**overrides: Any) -> Callable[[cdk.Stack], object]:
+    def build(stack: cdk.Stack) -> object:
+        props: dict[str, Any] = {
+            "model": PoolModel.from_model_name(stack, "Base", "base-model"),
+            "pools": [InstancePool(instance_type=G6E), InstancePool(instance_type=G6)],
+        }
+        props.update({k: (v(stack) if callable(v) and k != "pools" else v) for k, v in overrides.items()})
+        return PooledEndpoint(stack, "Endpoint", **props)
+
+    return build
+
+
+def _alarm(stack: cdk.Stack, n: int) -> list[cloudwatch.IAlarm]:
+    return [cloudwatch.Alarm.from_alarm_name(stack, f"A{i}", f"alarm-{i}") for i in range(n)]
+
+
+# (case id, builder, field named in the message, words of the "allowed" text)
+CASES: list[tuple[str, Callable[[cdk.Stack], object], str, str]] = [
+    ("no pools", _endpoint(pools=[]), "PooledEndpoint.pools", "1 to 5"),
+    ("six pools", _endpoint(pools=[InstancePool(instance_type=t) for t in (G6E, G6, P4D, "ml.g5.48xlarge", "ml.p5.48xlarge", "ml.g6.12xlarge")]), "PooledEndpoint.pools", "1 to 5"),
+    ("pools not a list", _endpoint(pools="ml.g6e.48xlarge"), "PooledEndpoint.pools", "list of 1 to 5"),
+    ("pool not an InstancePool", _endpoint(pools=[{"instance_type": G6E}]), "PooledEndpoint.pools[0]", "an InstancePool"),
+    ("unknown instance type", _endpoint(pools=[InstancePool(instance_type="ml.g6e.48xlrage")]), "pools[0].instance_type", "did you mean ml.g6e.48xlarge"),
+    ("instance type without ml.", _endpoint(pools=[InstancePool(instance_type="g6e.48xlarge")]), "pools[0].instance_type", "ml.g6e.48xlarge"),
+    ("priority 0", _endpoint(pools=[InstancePool(instance_type=G6E, priority=0)]), "pools[0].priority", "1 to 5"),
+    ("priority 6", _endpoint(pools=[InstancePool(instance_type=G6E, priority=6)]), "pools[0].priority", "1 to 5"),
+    ("priority not an int", _endpoint(pools=[InstancePool(instance_type=G6E, priority=1.5)]), "pools[0].priority", "integer from 1 to 5"),  # type: ignore[arg-type]
+    ("duplicate priority", _endpoint(pools=[InstancePool(instance_type=G6E, priority=2), InstancePool(instance_type=G6)]), "PooledEndpoint.pools[*].priority", "unique priorities"),
+    ("duplicate type", _endpoint(pools=[InstancePool(instance_type=G6E), InstancePool(instance_type=G6E)]), "PooledEndpoint.pools[*].instance_type", "each instance type once"),
+    ("max_concurrency 0", _endpoint(pools=[InstancePool(instance_type=G6E, max_concurrency=0)]), "pools[0].max_concurrency", "a number > 0"),
+    ("max_concurrency negative", _endpoint(pools=[InstancePool(instance_type=G6E, max_concurrency=-3)]), "pools[0].max_concurrency", "a number > 0"),
+    ("pool model not a model", _endpoint(pools=[InstancePool(instance_type=G6E, model="my-model")]), "pools[0].model", "PoolModel"),  # type: ignore[arg-type]
+    ("no model", _endpoint(model=None), "PooledEndpoint.model", "PoolModel"),
+    ("initial count 0", _endpoint(initial_instance_count=0), "PooledEndpoint.initial_instance_count", "from 1"),
+    ("bad variant name", _endpoint(variant_name="all_traffic"), "PooledEndpoint.variant_name", "letters, digits and hyphens"),
+    ("endpoint name too long", _endpoint(endpoint_name="e" * 64), "PooledEndpoint.endpoint_name", "1-63 characters"),
+    ("provision timeout 100 s", _endpoint(provision_timeout=Duration.seconds(100)), "PooledEndpoint.provision_timeout", "300 to 3600"),
+    ("provision timeout 2 h", _endpoint(provision_timeout=Duration.hours(2)), "PooledEndpoint.provision_timeout", "300 to 3600"),
+    ("provision timeout not a Duration", _endpoint(provision_timeout=1200), "PooledEndpoint.provision_timeout", "aws_cdk.Duration"),
+    ("download timeout 30 s", _endpoint(model_data_download_timeout=Duration.seconds(30)), "PooledEndpoint.model_data_download_timeout", "60 to 3600"),
+    ("startup timeout 2 h", _endpoint(container_startup_health_check_timeout=Duration.hours(2)), "PooledEndpoint.container_startup_health_check_timeout", "60 to 3600"),
+    ("volume 513 GB", _endpoint(pools=[InstancePool(instance_type="ml.inf2.48xlarge")], volume_size_in_gb=513), "PooledEndpoint.volume_size_in_gb", "1 to 512"),
+    ("volume on NVMe type", _endpoint(volume_size_in_gb=100), "PooledEndpoint.volume_size_in_gb", "NVMe instance storage"),
+    ("kms key on NVMe type", _endpoint(kms_key=lambda s: kms.Key(s, "Key")), "PooledEndpoint.kms_key", "NVMe instance storage"),
+    ("routing not a Routing", _endpoint(routing="RANDOM"), "PooledEndpoint.routing", "a Routing"),
+    ("deployment not a policy", _endpoint(deployment="canary"), "PooledEndpoint.deployment", "a DeploymentPolicy"),
+    ("KV_AWARE routing", lambda s: Routing.kv_aware(), "Routing.strategy", "not in CloudFormation"),
+    ("prefix length 512", lambda s: Routing.prefix_aware(prefix_length=512, concurrency_threshold=8), "Routing.prefix_aware.prefix_length", "1024 to 65536"),
+    ("prefix threshold 2000", lambda s: Routing.prefix_aware(prefix_length=2048, concurrency_threshold=2000), "Routing.prefix_aware.concurrency_threshold", "1 to 1024"),
+    ("canary 60 %", lambda s: DeploymentPolicy.canary(canary_size=CapacitySize.percent(60), wait_interval=Duration.minutes(5)), "DeploymentPolicy.canary.canary_size", "1% to 50%"),
+    ("linear 5 %", lambda s: DeploymentPolicy.linear(step_size=CapacitySize.percent(5), wait_interval=Duration.minutes(5)), "DeploymentPolicy.linear.step_size", "10% to 50%"),
+    ("rolling 60 %", lambda s: DeploymentPolicy.rolling(batch_size=CapacitySize.percent(60), bake_time=Duration.minutes(5)), "DeploymentPolicy.rolling.batch_size", "5% to 50%"),
+    ("rolling bake 2 h", lambda s: DeploymentPolicy.rolling(batch_size=CapacitySize.percent(20), bake_time=Duration.hours(2)), "DeploymentPolicy.rolling.bake_time", "0 to 3600"),
+    ("wait interval 2 h", lambda s: DeploymentPolicy.all_at_once(wait_interval=Duration.hours(2)), "DeploymentPolicy.all_at_once.wait_interval", "0 to 3600"),
+    ("timeout 5 min", lambda s: DeploymentPolicy.all_at_once(max_execution_timeout=Duration.minutes(5)), "DeploymentPolicy.all_at_once.max_execution_timeout", "600 to 28800"),
+    ("timeout below waits", lambda s: DeploymentPolicy.canary(canary_size=CapacitySize.percent(10), wait_interval=Duration.minutes(50), termination_wait=Duration.minutes(20), max_execution_timeout=Duration.hours(1)), "DeploymentPolicy.canary.max_execution_timeout", "more than the waits"),
+    ("eleven alarms", lambda s: DeploymentPolicy.all_at_once(rollback_alarms=_alarm(s, 11)), "DeploymentPolicy.rollback_alarms", "at most 10"),
+    ("alarm not an alarm", lambda s: DeploymentPolicy.all_at_once(rollback_alarms=["my-alarm"]), "DeploymentPolicy.rollback_alarms", "IAlarm"),  # type: ignore[list-item]
+    ("capacity 0 instances", lambda s: CapacitySize.instances(0), "CapacitySize.instances", "from 1"),
+    ("capacity 101 %", lambda s: CapacitySize.percent(101), "CapacitySize.percent", "1 to 100"),
+    ("image not ECR", lambda s: ContainerImage.from_image_uri("docker.io/library/vllm:latest"), "ContainerImage.image_uri", "ECR image URI"),
+    ("model data not tar.gz", lambda s: ModelData.from_s3_object(s3.Bucket(s, "B"), "model.zip"), "ModelData.key", ".tar.gz"),
+    ("model prefix without slash", lambda s: ModelData.from_s3_prefix(s3.Bucket(s, "B"), "weights"), "ModelData.prefix", "ending in '/'"),
+    ("model name with underscore", lambda s: PoolModel.from_model_name(s, "M", "my_model"), "PoolModel.from_model_name.model_name", "letters, digits and hyphens"),
+    ("recommendation ARN", lambda s: PoolModel.from_recommendation(s, "M", model_package_arn="my-package", inference_specification_name="g6"), "model_package_arn", "model package ARN"),
+    ("recommendation spec name", lambda s: PoolModel.from_recommendation(s, "M", model_package_arn="arn:aws:sagemaker:us-east-1:123456789012:model-package/llm/3", inference_specification_name="g6_int4"), "inference_specification_name", "letters, digits and hyphens"),
+    ("model subnets without VPC", lambda s: PoolModel(s, "M", image=ContainerImage.from_image_uri("123456789012.dkr.ecr.us-east-1.amazonaws.com/llm:1"), security_groups=[]), "PoolModel.vpc", "a VPC"),
+    ("imported endpoint name", lambda s: PooledEndpoint.from_endpoint_name(s, "E", "bad name"), "PooledEndpoint.from_endpoint_name.endpoint_name", "1-63 characters"),
+]
+
+
+@pytest.mark.parametrize(("build", "field", "allowed"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_bad_input_is_refused(build: Callable[[cdk.Stack], object], field: str, allowed: str) -> None:
+    stack = new_stack()
+    with pytest.raises(PoolConfigError) as err:
+        build(stack)
+    message = str(err.value)
+    assert field in message and field in err.value.field
+    assert allowed in message
+    assert "allowed:" in message
+    # Nothing half-written: no endpoint, config or model resource made it into the template.
+    left = [r["Type"] for r in template_of(stack).get("Resources", {}).values() if r["Type"].startswith("AWS::SageMaker")]
+    assert left == []
+
+
+def test_corpus_covers_enough_rules() -> None:
+    assert len(CASES) >= 25
+    assert len({c[2] for c in CASES}) >= 25  # distinct fields
+
+
+def test_tokens_skip_static_checks() -> None:
+    stack = new_stack()
+    count = cdk.CfnParameter(stack, "Count", type="Number", default=1)
+    priority = cdk.CfnParameter(stack, "Priority", type="Number", default=1)
+    PooledEndpoint(
+        stack,
+        "Endpoint",
+        model=PoolModel.from_model_name(stack, "Base", "base-model"),
+        pools=[InstancePool(instance_type=G6E, priority=priority.value_as_number)],
+        initial_instance_count=count.value_as_number,
+    )
+    variant = next(r for r in template_of(stack)["Resources"].values() if r["Type"] == "AWS::SageMaker::EndpointConfig")[
+        "Properties"
+    ]["ProductionVariants"][0]
+    assert variant["InitialInstanceCount"] == {"Ref": "Count"}
+    assert variant["InstancePools"][0]["Priority"] == {"Ref": "Priority"}

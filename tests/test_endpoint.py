@@ -1,0 +1,279 @@
+"""What PooledEndpoint and PoolModel put into the template."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk import Duration
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_ecr as ecr
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_s3 as s3
+
+from sagemaker_pools import (
+    CapacitySize,
+    ContainerImage,
+    DeploymentPolicy,
+    InstancePool,
+    ModelData,
+    PooledEndpoint,
+    PoolModel,
+    Routing,
+)
+from support.contract import template_problems
+from support.synth import new_stack, only, resources, template_of
+
+G6E, G6, P4D = "ml.g6e.48xlarge", "ml.g6.48xlarge", "ml.p4d.24xlarge"
+IMAGE = "763104351884.dkr.ecr.us-west-2.amazonaws.com/djl-inference:0.33.0-lmi15.0.0-cu128"
+
+
+def _three_pool_stack(**props: Any) -> tuple[cdk.Stack, PooledEndpoint]:
+    stack = new_stack()
+    bucket = s3.Bucket(stack, "Artifacts")
+    image = ContainerImage.from_image_uri(IMAGE)
+    base = PoolModel(stack, "Base", image=image, model_data=ModelData.from_s3_prefix(bucket, "tp8/"))
+    int4 = PoolModel(stack, "Int4", image=image, model_data=ModelData.from_s3_object(bucket, "int4/model.tar.gz"))
+    endpoint = PooledEndpoint(
+        stack,
+        "Endpoint",
+        model=base,
+        pools=[InstancePool(instance_type=G6E), InstancePool(instance_type=G6), InstancePool(instance_type=P4D, model=int4)],
+        **props,
+    )
+    return stack, endpoint
+
+
+@pytest.fixture(scope="module")
+def default_template() -> dict[str, Any]:
+    stack, _ = _three_pool_stack()
+    return template_of(stack)
+
+
+def _variant(template: dict[str, Any]) -> dict[str, Any]:
+    return only(template, "AWS::SageMaker::EndpointConfig")["ProductionVariants"][0]  # type: ignore[no-any-return]
+
+
+def test_variant_lists_pools_never_an_instance_type(default_template: dict[str, Any]) -> None:
+    variant = _variant(default_template)
+    assert "InstanceType" not in variant
+    assert [(p["InstanceType"], p["Priority"]) for p in variant["InstancePools"]] == [(G6E, 1), (G6, 2), (P4D, 3)]
+    assert variant["VariantInstanceProvisionTimeoutInSeconds"] == 1200  # 20 minutes by default
+    assert variant["InitialInstanceCount"] == 1
+    assert variant["VariantName"] == "AllTraffic"
+    assert variant["RoutingConfig"] == {"RoutingStrategy": "LEAST_OUTSTANDING_REQUESTS"}
+
+
+def test_model_override_only_on_pools_with_their_own_model(default_template: dict[str, Any]) -> None:
+    variant = _variant(default_template)
+    models = resources(default_template, "AWS::SageMaker::Model")
+    base_id = next(k for k in models if k.startswith("Base"))
+    int4_id = next(k for k in models if k.startswith("Int4"))
+    assert variant["ModelName"] == {"Fn::GetAtt": [base_id, "ModelName"]}
+    assert "ModelNameOverride" not in variant["InstancePools"][0]
+    assert "ModelNameOverride" not in variant["InstancePools"][1]
+    assert variant["InstancePools"][2]["ModelNameOverride"] == {"Fn::GetAtt": [int4_id, "ModelName"]}
+
+
+def test_config_never_has_a_fixed_name_and_endpoint_retains_scaled_capacity(default_template: dict[str, Any]) -> None:
+    assert "EndpointConfigName" not in only(default_template, "AWS::SageMaker::EndpointConfig")
+    endpoint = only(default_template, "AWS::SageMaker::Endpoint")
+    config_id = next(iter(resources(default_template, "AWS::SageMaker::EndpointConfig")))
+    assert endpoint["EndpointConfigName"] == {"Fn::GetAtt": [config_id, "EndpointConfigName"]}
+    assert endpoint["RetainAllVariantProperties"] is True
+    assert "EndpointName" not in endpoint and "DeploymentConfig" not in endpoint
+
+
+def test_default_child_is_the_endpoint() -> None:
+    _, endpoint = _three_pool_stack()
+    child = endpoint.node.default_child
+    assert isinstance(child, cdk.aws_sagemaker.CfnEndpoint)
+    assert child.node.id == "Resource"
+
+
+def test_retain_can_be_turned_off() -> None:
+    stack, _ = _three_pool_stack(retain_scaled_capacity=False)
+    assert "RetainAllVariantProperties" not in only(template_of(stack), "AWS::SageMaker::Endpoint")
+
+
+def test_all_props_render() -> None:
+    stack = new_stack()
+    alarm = cloudwatch.Alarm.from_alarm_name(stack, "Alarm", "llm-5xx")
+    key = kms.Key(stack, "Key")
+    PooledEndpoint(
+        stack,
+        "Endpoint",
+        model=PoolModel.from_model_name(stack, "Base", "base"),
+        pools=[InstancePool(instance_type="ml.inf2.48xlarge"), InstancePool(instance_type="ml.inf2.24xlarge")],
+        initial_instance_count=3,
+        variant_name="primary",
+        provision_timeout=Duration.minutes(30),
+        routing=Routing.prefix_aware(prefix_length=2048, concurrency_threshold=16),
+        deployment=DeploymentPolicy.rolling(
+            batch_size=CapacitySize.percent(25),
+            bake_time=Duration.minutes(5),
+            rollback_batch_size=CapacitySize.instances(1),
+            max_execution_timeout=Duration.hours(1),
+            rollback_alarms=[alarm],
+        ),
+        kms_key=key,
+        volume_size_in_gb=200,
+        model_data_download_timeout=Duration.minutes(15),
+        container_startup_health_check_timeout=Duration.minutes(10),
+        endpoint_name="llm",
+        tags={"team": "ml"},
+    )
+    template = template_of(stack)
+    config = only(template, "AWS::SageMaker::EndpointConfig")
+    variant = config["ProductionVariants"][0]
+    assert variant["VariantName"] == "primary" and variant["InitialInstanceCount"] == 3
+    assert variant["VariantInstanceProvisionTimeoutInSeconds"] == 1800
+    assert variant["RoutingConfig"] == {
+        "RoutingStrategy": "PREFIX_AWARE",
+        "PrefixAwareRoutingConfig": {"PrefixLength": 2048, "ConcurrencyThreshold": 16},
+    }
+    assert variant["VolumeSizeInGB"] == 200
+    assert variant["ModelDataDownloadTimeoutInSeconds"] == 900
+    assert variant["ContainerStartupHealthCheckTimeoutInSeconds"] == 600
+    assert config["KmsKeyId"] == {"Fn::GetAtt": [next(iter(resources(template, "AWS::KMS::Key"))), "Arn"]}
+    assert config["Tags"] == [{"Key": "team", "Value": "ml"}]
+    endpoint = only(template, "AWS::SageMaker::Endpoint")
+    assert endpoint["EndpointName"] == "llm"
+    assert endpoint["Tags"] == [{"Key": "team", "Value": "ml"}]
+    assert endpoint["DeploymentConfig"] == {
+        "RollingUpdatePolicy": {
+            "MaximumBatchSize": {"Type": "CAPACITY_PERCENT", "Value": 25},
+            "WaitIntervalInSeconds": 300,
+            "MaximumExecutionTimeoutInSeconds": 3600,
+            "RollbackMaximumBatchSize": {"Type": "INSTANCE_COUNT", "Value": 1},
+        },
+        "AutoRollbackConfiguration": {"Alarms": [{"AlarmName": "llm-5xx"}]},
+    }
+    assert all(not problems for problems in template_problems(template).values())
+
+
+@pytest.mark.parametrize(
+    ("policy", "expected"),
+    [
+        (
+            lambda: DeploymentPolicy.all_at_once(),
+            {"TrafficRoutingConfiguration": {"Type": "ALL_AT_ONCE", "WaitIntervalInSeconds": 0}},
+        ),
+        (
+            lambda: DeploymentPolicy.canary(canary_size=CapacitySize.instances(1), wait_interval=Duration.minutes(10)),
+            {"TrafficRoutingConfiguration": {"Type": "CANARY", "WaitIntervalInSeconds": 600, "CanarySize": {"Type": "INSTANCE_COUNT", "Value": 1}}},
+        ),
+        (
+            lambda: DeploymentPolicy.linear(step_size=CapacitySize.percent(20), wait_interval=Duration.minutes(5), termination_wait=Duration.minutes(10)),
+            {
+                "TrafficRoutingConfiguration": {"Type": "LINEAR", "WaitIntervalInSeconds": 300, "LinearStepSize": {"Type": "CAPACITY_PERCENT", "Value": 20}},
+                "TerminationWaitInSeconds": 600,
+            },
+        ),
+    ],
+    ids=["all-at-once", "canary", "linear"],
+)
+def test_blue_green_policies(policy: Any, expected: dict[str, Any]) -> None:
+    stack, _ = _three_pool_stack(deployment=policy())
+    template = template_of(stack)
+    assert only(template, "AWS::SageMaker::Endpoint")["DeploymentConfig"] == {"BlueGreenUpdatePolicy": expected}
+    assert all(not problems for problems in template_problems(template).values())
+
+
+def test_random_routing() -> None:
+    stack, _ = _three_pool_stack(routing=Routing.random())
+    assert _variant(template_of(stack))["RoutingConfig"] == {"RoutingStrategy": "RANDOM"}
+
+
+def _policy_statements(template: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
+    policies = resources(template, "AWS::IAM::Policy")
+    doc = next(v for k, v in policies.items() if k.startswith(prefix))["Properties"]["PolicyDocument"]
+    return doc["Statement"]  # type: ignore[no-any-return]
+
+
+def test_execution_role_is_least_privilege(default_template: dict[str, Any]) -> None:
+    statements = _policy_statements(default_template, "BaseExecutionRole")
+    by_action = {tuple(s["Action"]) if isinstance(s["Action"], list) else (s["Action"],): s for s in statements}
+    ecr_pull = by_action[("ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer", "ecr:BatchCheckLayerAvailability")]
+    assert ecr_pull["Resource"] == "arn:aws:ecr:us-west-2:763104351884:repository/djl-inference"
+    assert by_action[("ecr:GetAuthorizationToken",)]["Resource"] == "*"
+    get = by_action[("s3:GetObject",)]
+    assert get["Resource"]["Fn::Join"][1][1] == "/tp8/*"
+    listing = by_action[("s3:ListBucket",)]
+    assert listing["Condition"] == {"StringLike": {"s3:prefix": ["tp8/*"]}}
+    metrics = by_action[("cloudwatch:PutMetricData",)]
+    assert metrics["Resource"] == "*" and "cloudwatch:namespace" in metrics["Condition"]["StringLike"]
+    wildcard = [s for s in statements if s["Resource"] == "*"]
+    assert {a for s in wildcard for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])} == {
+        "ecr:GetAuthorizationToken",
+        "cloudwatch:PutMetricData",
+    }
+    # The object grant of the tar.gz model is the object itself, not a prefix.
+    int4 = {s["Action"]: s for s in _policy_statements(default_template, "Int4ExecutionRole") if isinstance(s["Action"], str)}
+    assert int4["s3:GetObject"]["Resource"]["Fn::Join"][1][1] == "/int4/model.tar.gz"
+    assert "s3:ListBucket" not in int4
+
+
+def test_model_waits_for_its_policy_and_renders_prefix_data(default_template: dict[str, Any]) -> None:
+    models = resources(default_template, "AWS::SageMaker::Model")
+    base = next(v for k, v in models.items() if k.startswith("Base"))
+    assert any(d.startswith("BaseExecutionRoleDefaultPolicy") for d in base["DependsOn"])
+    container = base["Properties"]["PrimaryContainer"]
+    assert container["ModelDataSource"]["S3DataSource"]["S3DataType"] == "S3Prefix"
+    assert container["ModelDataSource"]["S3DataSource"]["CompressionType"] == "None"
+    int4 = next(v for k, v in models.items() if k.startswith("Int4"))
+    assert "ModelDataUrl" in int4["Properties"]["PrimaryContainer"]
+
+
+def test_model_from_ecr_repository_vpc_and_given_role() -> None:
+    stack = new_stack()
+    repo = ecr.Repository(stack, "Repo")
+    vpc = ec2.Vpc(stack, "Vpc", max_azs=2)
+    PoolModel(stack, "Vpc Model", image=ContainerImage.from_ecr_repository(repo, "v1"), vpc=vpc, network_isolation=True)
+    role = iam.Role(stack, "Given", assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"))
+    PoolModel(stack, "Given Role", image=ContainerImage.from_image_uri(IMAGE), role=role)
+    template = template_of(stack)
+    models = resources(template, "AWS::SageMaker::Model")
+    vpc_model = next(v for k, v in models.items() if k.startswith("VpcModel"))["Properties"]
+    assert vpc_model["EnableNetworkIsolation"] is True
+    assert len(vpc_model["VpcConfig"]["Subnets"]) == 2 and len(vpc_model["VpcConfig"]["SecurityGroupIds"]) == 1
+    given = next(v for k, v in models.items() if k.startswith("GivenRole"))["Properties"]
+    assert given["ExecutionRoleArn"]["Fn::GetAtt"][0].startswith("Given")
+    # No policy is added to a role the user gave us.
+    assert not any(k.startswith("GivenRole") for k in resources(template, "AWS::IAM::Policy"))
+    assert all(not problems for problems in template_problems(template).values())
+
+
+def test_model_from_recommendation_renders_package_and_spec() -> None:
+    stack = new_stack()
+    arn = "arn:aws:sagemaker:us-east-1:123456789012:model-package/llama-70b/3"
+    model = PoolModel.from_recommendation(
+        stack, "RecG6", model_package_arn=arn, inference_specification_name="g6-48xlarge-int4", artifacts_bucket=s3.Bucket(stack, "Out")
+    )
+    assert isinstance(model, PoolModel)
+    template = template_of(stack)
+    container = only(template, "AWS::SageMaker::Model")["PrimaryContainer"]
+    assert container == {"ModelPackageName": arn, "InferenceSpecificationName": "g6-48xlarge-int4"}
+    assert all(not problems for problems in template_problems(template).values())
+
+
+def test_grant_invoke_is_scoped_to_the_endpoint() -> None:
+    stack, endpoint = _three_pool_stack()
+    role = iam.Role(stack, "Caller", assumed_by=iam.AccountRootPrincipal())
+    endpoint.grant_invoke(role)
+    imported = PooledEndpoint.from_endpoint_name(stack, "Other", "Legacy-LLM")
+    imported.grant_invoke(role)
+    template = template_of(stack)
+    statements = next(v for k, v in resources(template, "AWS::IAM::Policy").items() if k.startswith("CallerDefaultPolicy"))[
+        "Properties"
+    ]["PolicyDocument"]["Statement"]
+    endpoint_id = next(iter(resources(template, "AWS::SageMaker::Endpoint")))
+    assert statements[0] == {
+        "Action": ["sagemaker:InvokeEndpoint", "sagemaker:InvokeEndpointWithResponseStream"],
+        "Effect": "Allow",
+        "Resource": {"Fn::GetAtt": [endpoint_id, "EndpointArn"]},
+    }
+    assert statements[1]["Resource"]["Fn::Join"][1][-1] == ":endpoint/legacy-llm"
