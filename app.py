@@ -16,6 +16,8 @@ def build_app(app: App | None = None) -> App:
     """Add every example stack to ``app`` (a new App by default) and return it."""
     # The CDK CLI passes its output folder in CDK_OUTDIR; run directly, write to ./cdk.out like it.
     app = app or App(outdir=None if "CDK_OUTDIR" in os.environ else "cdk.out")
+    # Grant S3 log delivery through a bucket policy, not the legacy AccessControl ACL (cfn-lint W3045).
+    app.node.set_context("@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy", True)
     RealtimePooledLlmStack(app, "RealtimePooledLlm")
     return app
 

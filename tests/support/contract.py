@@ -162,6 +162,23 @@ def _endpoint_requests(props: dict[str, Any]) -> list[tuple[str, str, dict[str, 
     return [("sagemaker", "CreateEndpoint", create), ("sagemaker", "UpdateEndpoint", update)]
 
 
+def _inference_component_requests(props: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """CreateInferenceComponent, and UpdateInferenceComponent for what only an update carries.
+
+    CloudFormation's create handler calls CreateInferenceComponent (no DeploymentConfig member);
+    DeploymentConfig is write-only and sent by the update handler (UpdateInferenceComponent).
+    EndpointArn is a CloudFormation-only convenience with no API counterpart.
+    """
+    name = props.get("InferenceComponentName", "placeholder-1")
+    create = {k: v for k, v in props.items() if k not in ("EndpointArn", "DeploymentConfig")}
+    create.setdefault("InferenceComponentName", name)
+    update = {"InferenceComponentName": name}
+    for key in ("Specification", "Specifications", "RuntimeConfig", "DeploymentConfig"):
+        if key in props:
+            update[key] = props[key]
+    return [("sagemaker", "CreateInferenceComponent", create), ("sagemaker", "UpdateInferenceComponent", update)]
+
+
 def _named(service: str, op: str, name_key: str, drop: tuple[str, ...] = ()) -> Callable[[dict[str, Any]], list[tuple[str, str, dict[str, Any]]]]:
     def convert(props: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
         params = {k: v for k, v in props.items() if k not in drop}
@@ -190,10 +207,7 @@ REQUESTS: dict[str, Callable[[dict[str, Any]], list[tuple[str, str, dict[str, An
     "AWS::SageMaker::Model": _named("sagemaker", "CreateModel", "ModelName"),
     "AWS::SageMaker::EndpointConfig": _named("sagemaker", "CreateEndpointConfig", "EndpointConfigName"),
     "AWS::SageMaker::Endpoint": _endpoint_requests,
-    # EndpointArn is a CloudFormation-only convenience with no API counterpart.
-    "AWS::SageMaker::InferenceComponent": _named(
-        "sagemaker", "CreateInferenceComponent", "InferenceComponentName", drop=("EndpointArn",)
-    ),
+    "AWS::SageMaker::InferenceComponent": _inference_component_requests,
     "AWS::ApplicationAutoScaling::ScalableTarget": _named(
         "application-autoscaling", "RegisterScalableTarget", "ResourceId", drop=("ScheduledActions",)
     ),
