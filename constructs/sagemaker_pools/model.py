@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from aws_cdk import Acknowledgment, ArnFormat, Stack, Validations
 from aws_cdk import aws_ec2 as ec2
@@ -360,7 +361,7 @@ class PoolModel(Construct):
             )
 
     @staticmethod
-    def _subnet_kwargs(selection: ec2.SubnetSelection | None) -> dict[str, object]:
+    def _subnet_kwargs(selection: ec2.SubnetSelection | None) -> dict[str, Any]:
         if selection is None:
             return {"subnet_type": ec2.SubnetType.PRIVATE_WITH_EGRESS}
         # jsii exposes select_subnets() with keyword arguments only; a SubnetSelection keeps them in _values.
