@@ -9,7 +9,7 @@ import os
 
 from aws_cdk import App
 
-from sagemaker_pools_examples import RealtimePooledLlmStack
+from sagemaker_pools_examples import AsyncScaleToZeroStack, InferenceComponentPoolsStack, RealtimePooledLlmStack
 
 
 def build_app(app: App | None = None) -> App:
@@ -19,6 +19,8 @@ def build_app(app: App | None = None) -> App:
     # Grant S3 log delivery through a bucket policy, not the legacy AccessControl ACL (cfn-lint W3045).
     app.node.set_context("@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy", True)
     RealtimePooledLlmStack(app, "RealtimePooledLlm")
+    InferenceComponentPoolsStack(app, "InferenceComponentPools")
+    AsyncScaleToZeroStack(app, "AsyncScaleToZero")
     return app
 
 

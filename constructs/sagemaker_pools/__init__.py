@@ -15,17 +15,38 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from .errors import PoolConfigError
+from .hardware import InstanceHardware, hardware_of
 from .instance_types import known_instance_types
 from .pools import IModel, InstancePool
 
 if TYPE_CHECKING:
+    from .async_inference import AsyncInference
     from .deployment import CapacitySize, DeploymentPolicy
     from .endpoint import EndpointBase, PooledEndpoint
+    from .inference_component import (
+        ComponentBatchSize,
+        ComponentDeploymentPolicy,
+        ComponentScaling,
+        ComponentSpec,
+        InferenceComponent,
+        InstanceScaling,
+    )
     from .model import ContainerImage, ModelData, PoolModel
     from .routing import Routing
+    from .alarms import PoolAlarms
+    from .dashboard import PoolDashboard
+    from .metrics import MetricSource, UtilizationStrategy, sagemaker_metric, weighted_utilization
+    from .scaling import ScalableCapacity, StepScaling, VariantScaling
 
 # public name -> module that defines it (imports aws_cdk)
 _LAZY = {
+    "AsyncInference": "async_inference",
+    "ComponentBatchSize": "inference_component",
+    "ComponentDeploymentPolicy": "inference_component",
+    "ComponentScaling": "inference_component",
+    "ComponentSpec": "inference_component",
+    "InferenceComponent": "inference_component",
+    "InstanceScaling": "inference_component",
     "CapacitySize": "deployment",
     "DeploymentPolicy": "deployment",
     "EndpointBase": "endpoint",
@@ -34,9 +55,26 @@ _LAZY = {
     "ModelData": "model",
     "PoolModel": "model",
     "Routing": "routing",
+    "PoolAlarms": "alarms",
+    "PoolDashboard": "dashboard",
+    "MetricSource": "metrics",
+    "UtilizationStrategy": "metrics",
+    "sagemaker_metric": "metrics",
+    "weighted_utilization": "metrics",
+    "ScalableCapacity": "scaling",
+    "StepScaling": "scaling",
+    "VariantScaling": "scaling",
 }
 
-__all__ = ["IModel", "InstancePool", "PoolConfigError", "known_instance_types", *sorted(_LAZY)]
+__all__ = [
+    "IModel",
+    "InstanceHardware",
+    "InstancePool",
+    "PoolConfigError",
+    "hardware_of",
+    "known_instance_types",
+    *sorted(_LAZY),
+]
 
 
 def __getattr__(name: str) -> Any:

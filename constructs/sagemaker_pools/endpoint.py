@@ -4,25 +4,44 @@ Renders an ``AWS::SageMaker::EndpointConfig`` (never a fixed name: every propert
 create-only, so a change must produce a new config) whose single production variant lists
 ``InstancePools`` instead of an ``InstanceType``, and an ``AWS::SageMaker::Endpoint`` (the
 construct's default child) that takes each new config in place through UpdateEndpoint.
+
+Three kinds, as in the launch post: a single-model endpoint (``model=``), an endpoint that hosts
+inference components (no model, ``instance_scaling=``, then :meth:`PooledEndpoint.add_inference_component`),
+and an asynchronous endpoint (``model=`` and ``async_inference=``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Unpack
 
-from aws_cdk import ArnFormat, Duration, Resource, Stack, Tags
+from aws_cdk import Acknowledgment, Annotations, ArnFormat, Duration, Resource, Stack, Tags, Validations
+from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
+from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from ._tokens import is_unresolved
 from ._validate import check_int_range, check_name, seconds_in_range
+from .async_inference import AsyncInference
 from .deployment import DeploymentPolicy
 from .errors import PoolConfigError
+from .inference_component import ComponentDeploymentPolicy, ComponentSpec, InferenceComponent, InstanceScaling
 from .instance_types import has_instance_storage
+from .metrics import (
+    DEFAULT_UTILIZATION_STRATEGY,
+    MetricOptions,
+    MetricSource,
+    UtilizationStrategy,
+    instance_count_metric,
+    sagemaker_metric,
+    weighted_utilization,
+)
 from .pools import IModel, InstancePool, resolve_pools
 from .routing import Routing
+from .scaling import VARIANT_INSTANCE_COUNT, ScalableCapacity, VariantScaling, variant_resource_id
 
 __all__ = ["EndpointBase", "PooledEndpoint"]
 
@@ -55,6 +74,129 @@ class EndpointBase(Resource):
             resource_arns=[self.endpoint_arn],
         )
 
+    # -- metrics (issue 3): thin wrappers over sagemaker_pools.metrics ------------------------
+
+    def metric(
+        self,
+        metric_name: str,
+        *,
+        instance_type: str | None = None,
+        namespace: str | None = None,
+        **options: Unpack[MetricOptions],
+    ) -> cloudwatch.Metric:
+        """Any SageMaker metric of this variant, for all its instance types or one.
+
+        Args:
+            metric_name: e.g. ``"ModelLatency"`` (namespace, statistic and unit come from
+                :data:`sagemaker_pools.metrics.SAGEMAKER_METRICS`).
+            instance_type: adds the ``InstanceType`` dimension; on a ``PooledEndpoint`` it must be
+                one of its pools. Default: all instance types.
+            namespace: required only for a metric the library does not know. Default: documented.
+            options: statistic, period (default 1 minute), label, color, unit, dimensions_map
+                (merged with ``EndpointName``/``VariantName``, never replacing them), account, region.
+        """
+        self._check_metric_instance_type(instance_type)
+        source = MetricSource.variant(self.endpoint_name, self.variant_name)
+        return sagemaker_metric(metric_name, source, instance_type=instance_type, namespace=namespace, **options)
+
+    def _check_metric_instance_type(self, instance_type: str | None) -> None:
+        pools = getattr(self, "pools", None)
+        if instance_type is not None and pools and not is_unresolved(instance_type):
+            types = [p.instance_type for p in pools]
+            if instance_type not in types:
+                raise PoolConfigError("metric.instance_type", instance_type, f"one of this endpoint's pools: {', '.join(types)}")
+
+    def metric_model_latency(self, *, instance_type: str | None = None, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
+        """``ModelLatency`` (microseconds, time in the container). Default: Average; pass ``statistic="p99"``."""
+        return self.metric("ModelLatency", instance_type=instance_type, **options)
+
+    def metric_overhead_latency(self, *, instance_type: str | None = None, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
+        """``OverheadLatency`` (microseconds SageMaker adds). Default: Average."""
+        return self.metric("OverheadLatency", instance_type=instance_type, **options)
+
+    def metric_concurrent_requests_per_model(
+        self, *, instance_type: str | None = None, **options: Unpack[MetricOptions]
+    ) -> cloudwatch.Metric:
+        """``ConcurrentRequestsPerModel`` (in flight per container, 10 s resolution). Default: Maximum (documented: Min, Max)."""
+        return self.metric("ConcurrentRequestsPerModel", instance_type=instance_type, **options)
+
+    def metric_cpu_utilization(self, *, instance_type: str | None = None, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
+        """``CPUUtilization`` (percent x vCPUs). Default: Average."""
+        return self.metric("CPUUtilization", instance_type=instance_type, **options)
+
+    def metric_memory_utilization(self, *, instance_type: str | None = None, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
+        """``MemoryUtilization`` (percent). Default: Average."""
+        return self.metric("MemoryUtilization", instance_type=instance_type, **options)
+
+    def metric_gpu_utilization(self, *, instance_type: str | None = None, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
+        """``GPUUtilization`` (percent x GPUs). Default: Average."""
+        return self.metric("GPUUtilization", instance_type=instance_type, **options)
+
+    def metric_gpu_memory_utilization(
+        self, *, instance_type: str | None = None, **options: Unpack[MetricOptions]
+    ) -> cloudwatch.Metric:
+        """``GPUMemoryUtilization`` (percent x GPUs). Default: Average."""
+        return self.metric("GPUMemoryUtilization", instance_type=instance_type, **options)
+
+    def metric_instance_count(self, *, instance_type: str | None = None, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
+        """Instances reporting per period: ``SampleCount`` of ``CPUUtilization`` (see :func:`~sagemaker_pools.metrics.instance_count_metric`)."""
+        self._check_metric_instance_type(instance_type)
+        return instance_count_metric(MetricSource.variant(self.endpoint_name, self.variant_name), instance_type=instance_type, **options)
+
+    def metric_invocations(self, *, instance_type: str | None = None, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
+        """``Invocations`` (requests). Default: Sum."""
+        return self.metric("Invocations", instance_type=instance_type, **options)
+
+    def metric_invocations_per_instance(
+        self, *, instance_type: str | None = None, **options: Unpack[MetricOptions]
+    ) -> cloudwatch.Metric:
+        """``InvocationsPerInstance`` (requests / instances). Default: Sum."""
+        return self.metric("InvocationsPerInstance", instance_type=instance_type, **options)
+
+    def metric_invocation_4xx_errors(self, *, instance_type: str | None = None, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
+        """``Invocation4XXErrors``. Default: Sum."""
+        return self.metric("Invocation4XXErrors", instance_type=instance_type, **options)
+
+    def metric_invocation_5xx_errors(self, *, instance_type: str | None = None, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
+        """``Invocation5XXErrors``. Default: Sum."""
+        return self.metric("Invocation5XXErrors", instance_type=instance_type, **options)
+
+    def metric_invocation_model_errors(
+        self, *, instance_type: str | None = None, **options: Unpack[MetricOptions]
+    ) -> cloudwatch.Metric:
+        """``InvocationModelErrors``. Default: Sum."""
+        return self.metric("InvocationModelErrors", instance_type=instance_type, **options)
+
+    def metric_weighted_utilization(
+        self,
+        *,
+        strategy: UtilizationStrategy = DEFAULT_UTILIZATION_STRATEGY,
+        pools: Sequence[InstancePool] | None = None,
+        statistic: str = "Maximum",
+        period: Duration = Duration.minutes(1),
+        label: str | None = None,
+    ) -> cloudwatch.MathExpression:
+        """The fleet's utilization in 0.0-1.0: each type's concurrency / its pool's ``max_concurrency``.
+
+        See :class:`~sagemaker_pools.metrics.UtilizationStrategy` and ``docs/scaling.md``.
+
+        Args:
+            strategy: Default: ``MAX_OVER_TYPES`` (never diluted by empty fallback pools).
+            pools: the pools with ``max_concurrency``. Default: this endpoint's pools (required
+                for an imported endpoint).
+            statistic: of ``ConcurrentRequestsPerModel``. Default: Maximum.
+            period: Default: 1 minute.
+            label: Default: names the strategy.
+        """
+        pools = pools if pools is not None else getattr(self, "pools", None)
+        if pools is None:
+            raise PoolConfigError(
+                "metric_weighted_utilization.pools", None, "the endpoint's InstancePool list (with max_concurrency) for an imported endpoint"
+            )
+        source = MetricSource.variant(self.endpoint_name, self.variant_name)
+        field = "PooledEndpoint" if pools is getattr(self, "pools", None) else "metric_weighted_utilization"
+        return weighted_utilization(source, pools, strategy=strategy, statistic=statistic, period=period, label=label, field=field)
+
 
 class _ImportedEndpoint(EndpointBase):
     def __init__(self, scope: Construct, id: str, endpoint_name: str, variant_name: str) -> None:
@@ -81,7 +223,9 @@ class PooledEndpoint(EndpointBase):
         scope: parent construct.
         id: construct id. Logical ids derive from it: changing it replaces the endpoint.
         pools: 1-5 :class:`InstancePool`, highest priority first (or with explicit priorities).
-        model: the variant's model, used by every pool without its own ``model``.
+        model: the variant's model, used by every pool without its own ``model``. Default:
+            none, for an endpoint that hosts inference components (then ``instance_scaling``
+            is required and the models come with each component, see :meth:`add_inference_component`).
         initial_instance_count: instances at creation. Default: 1.
         variant_name: the production variant's name. Default: ``"AllTraffic"``.
         provision_timeout: how long SageMaker retries insufficient-capacity errors before it
@@ -101,6 +245,17 @@ class PooledEndpoint(EndpointBase):
         retain_scaled_capacity: keep the live instance count (and weight) when a deploy moves
             the endpoint to a new config, instead of resetting it to ``initial_instance_count``
             (``RetainAllVariantProperties``). Default: ``True``.
+        instance_scaling: managed instance scaling, only for an endpoint without a model:
+            SageMaker adds and releases instances to fit the components' copies, down to
+            ``min_instance_count`` (0 allows scale to zero). Required without a model.
+        execution_role: the endpoint config's execution role, only for an endpoint without a
+            model (SageMaker needs one when the variant names no model: aws/sagemaker-python-sdk,
+            ``Session.endpoint_from_production_variants``). Each component's model still runs
+            with its own model execution role. Default: a new role that may write the
+            endpoint's logs and metrics only.
+        async_inference: make the endpoint asynchronous (``InvokeEndpointAsync``), see
+            :class:`AsyncInference`. Requires a model: InvokeEndpointAsync cannot address an
+            inference component. Default: a real-time endpoint.
         tags: tags for the endpoint and its configs. Default: none.
     """
 
@@ -122,13 +277,26 @@ class PooledEndpoint(EndpointBase):
         container_startup_health_check_timeout: Duration | None = None,
         endpoint_name: str | None = None,
         retain_scaled_capacity: bool = True,
+        instance_scaling: InstanceScaling | None = None,
+        execution_role: iam.IRole | None = None,
+        async_inference: AsyncInference | None = None,
         tags: Mapping[str, str] | None = None,
     ) -> None:
         # Validate everything before creating any construct: a bad prop leaves nothing behind.
         resolved = resolve_pools(pools, "PooledEndpoint.pools")
-        if model is None or not isinstance(model, IModel):
+        if model is None and instance_scaling is None:
+            raise PoolConfigError(
+                "PooledEndpoint.model",
+                model,
+                "a PoolModel (or PoolModel.from_model_name(...)); or, for an endpoint that hosts inference "
+                "components, no model together with instance_scaling=InstanceScaling(...)",
+            )
+        if model is not None and not isinstance(model, IModel):
             raise PoolConfigError("PooledEndpoint.model", model, "a PoolModel (or PoolModel.from_model_name(...))")
+        _check_component_props(model, resolved, instance_scaling, execution_role, async_inference)
         check_int_range(initial_instance_count, "PooledEndpoint.initial_instance_count", 1, None, "instances")
+        if instance_scaling is not None:
+            _check_initial_count(initial_instance_count, instance_scaling)
         check_name(variant_name, "PooledEndpoint.variant_name")
         check_name(endpoint_name, "PooledEndpoint.endpoint_name")
         timeout_s = seconds_in_range(provision_timeout, "PooledEndpoint.provision_timeout", 300, 3600)
@@ -149,10 +317,18 @@ class PooledEndpoint(EndpointBase):
         self.pools: tuple[InstancePool, ...] = resolved
         self.model = model
         self.initial_instance_count = initial_instance_count
+        self.instance_scaling = instance_scaling
+        self.async_inference = async_inference
+        #: The async bucket (inputs, responses, failures), or None for a real-time endpoint.
+        self.async_bucket: s3.IBucket | None = async_inference._bucket(self) if async_inference else None
+        #: The endpoint config's execution role (endpoints without a model only).
+        self.execution_role: iam.IRole | None = None
+        if model is None:
+            self.execution_role = execution_role or _endpoint_execution_role(self)
 
         variant = sagemaker.CfnEndpointConfig.ProductionVariantProperty(
             variant_name=variant_name,
-            model_name=model.model_name,
+            model_name=model.model_name if model is not None else None,
             initial_instance_count=initial_instance_count,
             instance_pools=[
                 sagemaker.CfnEndpointConfig.InstancePoolProperty(
@@ -167,12 +343,26 @@ class PooledEndpoint(EndpointBase):
             volume_size_in_gb=volume_size_in_gb,
             model_data_download_timeout_in_seconds=download_s,
             container_startup_health_check_timeout_in_seconds=startup_s,
+            managed_instance_scaling=instance_scaling._render() if instance_scaling else None,
         )
         # No endpoint_config_name, ever: a fixed name would make every later change fail
         # ("CloudFormation cannot update a stack when a custom-named resource requires replacing").
         self.endpoint_config = sagemaker.CfnEndpointConfig(
-            self, "Config", production_variants=[variant], kms_key_id=kms_key.key_arn if kms_key else None
+            self,
+            "Config",
+            production_variants=[variant],
+            kms_key_id=kms_key.key_arn if kms_key else None,
+            execution_role_arn=self.execution_role.role_arn if self.execution_role else None,
+            async_inference_config=async_inference._render(self.async_bucket) if async_inference and self.async_bucket else None,
         )
+        if self.execution_role is not None:
+            # CreateEndpointConfig checks that SageMaker can assume the role: create the config
+            # once the role's policy exists too.
+            policy = self.execution_role.node.try_find_child("DefaultPolicy")
+            if policy is not None:
+                self.endpoint_config.node.add_dependency(policy)
+        if async_inference is not None and self.async_bucket is not None:
+            self._grant_async_to_models(async_inference, self.async_bucket)
         self._resource = sagemaker.CfnEndpoint(
             self,
             "Resource",
@@ -201,6 +391,173 @@ class PooledEndpoint(EndpointBase):
         """The name of the current (generated) endpoint configuration."""
         return str(self.endpoint_config.attr_endpoint_config_name)
 
+    # -- inference components and async (issue 4) -----------------------------------------
+
+    def add_inference_component(
+        self,
+        id: str,
+        *,
+        specifications: Sequence[ComponentSpec],
+        copy_count: int = 1,
+        deployment: ComponentDeploymentPolicy | None = None,
+        inference_component_name: str | None = None,
+        tags: Mapping[str, str] | None = None,
+    ) -> InferenceComponent:
+        """Host a model on this endpoint as an inference component, one specification per pool type.
+
+        Only for an endpoint made without a model. See :class:`InferenceComponent` for the arguments.
+        """
+        return InferenceComponent(
+            self,
+            id,
+            endpoint=self,
+            specifications=specifications,
+            copy_count=copy_count,
+            deployment=deployment,
+            inference_component_name=inference_component_name,
+            tags=tags,
+        )
+
+    def grant_invoke_async(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Let ``grantee`` call InvokeEndpointAsync on this endpoint and use the async bucket.
+
+        Exactly: ``sagemaker:InvokeEndpointAsync`` on this endpoint, ``s3:PutObject`` under the
+        input prefix, ``s3:GetObject`` under the output and failure prefixes, and encrypt /
+        decrypt with the KMS keys involved. Only for an endpoint with ``async_inference``.
+        """
+        if self.async_inference is None or self.async_bucket is None:
+            raise PoolConfigError(
+                "PooledEndpoint.grant_invoke_async", "a real-time endpoint", "an endpoint made with async_inference=AsyncInference(...)"
+            )
+        grant = iam.Grant.add_to_principal(
+            grantee=grantee, actions=["sagemaker:InvokeEndpointAsync"], resource_arns=[self.endpoint_arn]
+        )
+        return grant.combine(self.async_inference._grant_caller(grantee, self.async_bucket))
+
+    def metric_approximate_backlog_size_per_instance(self, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
+        """``ApproximateBacklogSizePerInstance`` (queued async requests / instances). Default: Average.
+
+        Published with the ``EndpointName`` dimension only (no ``VariantName``, no ``InstanceType``).
+        """
+        return sagemaker_metric("ApproximateBacklogSizePerInstance", MetricSource.endpoint(self.endpoint_name), **options)
+
+    def metric_approximate_backlog_size(self, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
+        """``ApproximateBacklogSize`` (queued async requests). Default: Average. Dimension ``EndpointName`` only."""
+        return sagemaker_metric("ApproximateBacklogSize", MetricSource.endpoint(self.endpoint_name), **options)
+
+    def metric_has_backlog_without_capacity(self, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
+        """``HasBacklogWithoutCapacity``: 1 while async requests wait and no instance runs. Default: Average.
+
+        Dimension ``EndpointName`` only.
+        """
+        return sagemaker_metric("HasBacklogWithoutCapacity", MetricSource.endpoint(self.endpoint_name), **options)
+
+    def auto_scale_on_backlog(
+        self,
+        *,
+        max_capacity: int,
+        min_capacity: int = 0,
+        target_backlog_per_instance: float = 5.0,
+        scale_in_cooldown: Duration | None = None,
+        scale_out_cooldown: Duration | None = None,
+        scale_from_zero: bool = True,
+    ) -> ScalableCapacity:
+        """Scale an async endpoint's instances on its queue, down to zero (only with ``async_inference``).
+
+        AWS's recipe ("Autoscale an asynchronous endpoint",
+        https://docs.aws.amazon.com/sagemaker/latest/dg/async-inference-autoscale.html), on the
+        variant's ``sagemaker:variant:DesiredInstanceCount`` (construct id ``Scaling<variant>``,
+        the same as :meth:`auto_scale`: one scalable target per variant):
+
+        * target tracking (id ``BacklogPerInstance``) on ``ApproximateBacklogSizePerInstance``,
+          whose only dimension is ``EndpointName``, at ``target_backlog_per_instance``;
+        * with ``min_capacity=0`` and ``scale_from_zero``: a step policy (id ``ScaleFromZero``,
+          ``ChangeInCapacity`` +1, cooldown 300 s) and its alarm on ``HasBacklogWithoutCapacity``
+          (Average over 60 s, >= 1 in 2 of 2 periods, missing data missing). Without it the
+          endpoint leaves zero only once the queue exceeds the tracking target. SageMaker
+          provisions the instance from the highest-priority pool with capacity.
+
+        Args:
+            max_capacity: the most instances, at least ``initial_instance_count``.
+            min_capacity: the fewest, 0 to ``initial_instance_count``. Default: 0.
+            target_backlog_per_instance: queued requests per instance to hold. Default: 5 (AWS's example).
+            scale_in_cooldown, scale_out_cooldown: Default: Application Auto Scaling's (300 s).
+            scale_from_zero: Default: ``True``.
+        """
+        field = "PooledEndpoint.auto_scale_on_backlog"
+        if self.async_inference is None:
+            raise PoolConfigError(field, "a real-time endpoint", "an endpoint made with async_inference=AsyncInference(...) (see auto_scale)")
+        if not isinstance(scale_from_zero, bool):
+            raise PoolConfigError(f"{field}.scale_from_zero", scale_from_zero, "True or False")
+        variant = self.variant_name
+        id = "Scaling" if is_unresolved(variant) else f"Scaling{variant}"
+        if self.node.try_find_child(id) is not None:
+            raise PoolConfigError(field, f"a second scalable target for variant {variant}", "one call of auto_scale or auto_scale_on_backlog per variant")
+        initial = self.initial_instance_count
+        check_int_range(min_capacity, f"{field}.min_capacity", 0, None, "instances")
+        check_int_range(max_capacity, f"{field}.max_capacity", 1, None, "instances")
+        target = target_backlog_per_instance
+        if not is_unresolved(target) and (isinstance(target, bool) or not isinstance(target, (int, float)) or not target > 0):
+            raise PoolConfigError(f"{field}.target_backlog_per_instance", target, "a number > 0 (queued requests per instance)")
+        # Checked before anything is made (the policy checks them again when it renders them).
+        seconds_in_range(scale_in_cooldown, f"{field}.scale_in_cooldown", 0, 86400)
+        seconds_in_range(scale_out_cooldown, f"{field}.scale_out_cooldown", 0, 86400)
+        if not is_unresolved(initial):
+            if not is_unresolved(min_capacity) and min_capacity > initial:
+                raise PoolConfigError(f"{field}.min_capacity", min_capacity, f"at most initial_instance_count ({initial})")
+            if not is_unresolved(max_capacity) and max_capacity < initial:
+                raise PoolConfigError(f"{field}.max_capacity", max_capacity, f"at least initial_instance_count ({initial})")
+        scaling = ScalableCapacity(
+            self,
+            id,
+            resource_id=variant_resource_id(self.endpoint_name, self.variant_name),
+            scalable_dimension=VARIANT_INSTANCE_COUNT,
+            min_capacity=min_capacity,
+            max_capacity=max_capacity,
+            # No depends_on: the resource id reads the endpoint's name (GetAtt), which orders it already.
+            field=field,
+        )
+        scaling.scale_to_track_metric(
+            "BacklogPerInstance",
+            target_value=target_backlog_per_instance,
+            metric=self.metric_approximate_backlog_size_per_instance(statistic="Average", period=Duration.minutes(1)),
+            scale_in_cooldown=scale_in_cooldown,
+            scale_out_cooldown=scale_out_cooldown,
+        )
+        if scale_from_zero and not is_unresolved(min_capacity) and min_capacity == 0:
+            scaling.scale_on_step(
+                "ScaleFromZero",
+                metric=self.metric_has_backlog_without_capacity(statistic="Average", period=Duration.minutes(1)),
+                threshold=1,
+                adjustment=1,
+                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+                evaluation_periods=2,
+                datapoints_to_alarm=2,
+                cooldown=Duration.minutes(5),
+                treat_missing_data=cloudwatch.TreatMissingData.MISSING,
+                alarm_description="Async requests wait and the endpoint has no instance: add one.",
+            )
+        return scaling
+
+    def _grant_async_to_models(self, async_inference: AsyncInference, bucket: s3.IBucket) -> None:
+        """Every model that may serve (the variant's and each pool's) gets what async serving needs."""
+        models = [self.model, *(p.model for p in self.pools)]
+        seen: list[object] = []
+        for model in models:
+            if model is None or any(model is m for m in seen):
+                continue
+            seen.append(model)
+            role = getattr(model, "role", None)
+            if role is None:
+                Annotations.of(self).add_warning_v2(
+                    "sagemaker-pools:async-imported-model",
+                    f"Model {model.model_name} was imported: grant its execution role s3:GetObject under "
+                    f"{async_inference.input_prefix}, s3:PutObject under {async_inference.output_prefix} and "
+                    f"{async_inference.failure_prefix}, and sns:Publish on the async topics yourself.",
+                )
+                continue
+            async_inference._grant_execution_role(role, bucket)
+
     @staticmethod
     def from_endpoint_name(
         scope: Construct, id: str, endpoint_name: str, *, variant_name: str = DEFAULT_VARIANT_NAME
@@ -209,6 +566,137 @@ class PooledEndpoint(EndpointBase):
         check_name(endpoint_name, "PooledEndpoint.from_endpoint_name.endpoint_name")
         check_name(variant_name, "PooledEndpoint.from_endpoint_name.variant_name")
         return _ImportedEndpoint(scope, id, endpoint_name, variant_name)
+
+    # -- autoscaling (issue 3) ------------------------------------------------------------------
+
+    #: The :class:`VariantScaling` made by :meth:`auto_scale`, once called (dashboards read its target).
+    auto_scaling: VariantScaling | None = None
+
+    def auto_scale(self, *, max_capacity: int, min_capacity: int | None = None) -> VariantScaling:
+        """Let Application Auto Scaling change this variant's instance count; add policies to the result.
+
+        Makes an ``AWS::ApplicationAutoScaling::ScalableTarget`` on ``sagemaker:variant:DesiredInstanceCount``
+        (construct id ``Scaling<variant>``, so one per variant) that uses Application Auto Scaling's
+        SageMaker service-linked role and depends on the endpoint. Then, e.g.::
+
+            endpoint.auto_scale(max_capacity=8).scale_on_weighted_utilization(target=0.7)
+
+        Args:
+            max_capacity: the most instances, at least ``initial_instance_count``.
+            min_capacity: the fewest instances, 1 to ``initial_instance_count``. Default:
+                ``initial_instance_count``.
+
+        Raises:
+            PoolConfigError: bounds out of order, or a second call for the same variant.
+        """
+        variant = self.variant_name
+        id = "Scaling" if is_unresolved(variant) else f"Scaling{variant}"
+        if self.node.try_find_child(id) is not None:
+            raise PoolConfigError("PooledEndpoint.auto_scale", f"a second call for variant {variant}", "one call per variant: add policies to the VariantScaling it returned")
+        scaling = VariantScaling(
+            self,
+            id,
+            endpoint=self,
+            min_capacity=self.initial_instance_count if min_capacity is None else min_capacity,
+            max_capacity=max_capacity,
+        )
+        self.auto_scaling = scaling
+        return scaling
+
+
+def _check_component_props(
+    model: IModel | None,
+    pools: Sequence[InstancePool],
+    instance_scaling: InstanceScaling | None,
+    execution_role: iam.IRole | None,
+    async_inference: AsyncInference | None,
+) -> None:
+    """The rules that tie the inference-component and async props to the presence of a model."""
+    if instance_scaling is not None and not isinstance(instance_scaling, InstanceScaling):
+        raise PoolConfigError("PooledEndpoint.instance_scaling", instance_scaling, "an InstanceScaling")
+    if async_inference is not None and not isinstance(async_inference, AsyncInference):
+        raise PoolConfigError("PooledEndpoint.async_inference", async_inference, "an AsyncInference")
+    if model is not None:
+        if instance_scaling is not None and not is_unresolved(instance_scaling.min_instance_count) and instance_scaling.min_instance_count == 0:
+            raise PoolConfigError(
+                "PooledEndpoint.instance_scaling.min_instance_count",
+                0,
+                "1 or more with a model: only endpoints that host inference components scale to zero instances "
+                "(https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-auto-scaling-zero-instances.html); "
+                "for an async endpoint scale the variant to zero with scaling instead",
+            )
+        if execution_role is not None:
+            raise PoolConfigError(
+                "PooledEndpoint.execution_role",
+                execution_role,
+                "only without a model: a single-model endpoint runs with its model's execution role (PoolModel(role=...))",
+            )
+        return
+    for index, pool in enumerate(pools):
+        if pool.model is not None:
+            raise PoolConfigError(
+                f"PooledEndpoint.pools[{index}].model",
+                pool.model,
+                "None on an endpoint without a model: give each instance type's model in the inference "
+                "component's ComponentSpec(instance_type=..., model=...) instead",
+            )
+    if async_inference is not None:
+        raise PoolConfigError(
+            "PooledEndpoint.async_inference",
+            "set, without a model",
+            "only with a model: InvokeEndpointAsync has no InferenceComponentName, so an async endpoint "
+            "cannot host inference components",
+        )
+    if execution_role is not None and not hasattr(execution_role, "role_arn"):
+        raise PoolConfigError("PooledEndpoint.execution_role", execution_role, "an aws_iam.IRole")
+
+
+def _check_initial_count(initial: int, scaling: InstanceScaling) -> None:
+    low, high = scaling.min_instance_count, scaling.max_instance_count
+    if any(is_unresolved(v) for v in (initial, low, high)):
+        return
+    if not max(low, 1) <= initial <= high:
+        raise PoolConfigError(
+            "PooledEndpoint.initial_instance_count",
+            initial,
+            f"from {max(low, 1)} to {high}: within instance_scaling (min_instance_count {low}, max_instance_count {high})",
+        )
+
+
+def _endpoint_execution_role(endpoint: Construct) -> iam.Role:
+    """The execution role of an endpoint without a model: its own logs and metrics, nothing else."""
+    stack = Stack.of(endpoint)
+    role = iam.Role(endpoint, "ExecutionRole", assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"))
+    # Endpoint log groups are named after the endpoint, whose name may be generated: scope to SageMaker's prefix.
+    log_groups = stack.format_arn(
+        service="logs", resource="log-group", resource_name="/aws/sagemaker/Endpoints/*", arn_format=ArnFormat.COLON_RESOURCE_NAME
+    )
+    role.add_to_policy(
+        iam.PolicyStatement(
+            actions=["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
+            resources=[log_groups],
+        )
+    )
+    # PutMetricData has no resource-level permissions: AWS requires "*"; narrowed by namespace.
+    role.add_to_policy(
+        iam.PolicyStatement(
+            actions=["cloudwatch:PutMetricData"],
+            resources=["*"],
+            conditions={"StringLike": {"cloudwatch:namespace": ["/aws/sagemaker/*", "AWS/SageMaker*"]}},
+        )
+    )
+    reasons = {
+        "*": "cloudwatch:PutMetricData has no resource-level permissions: AWS requires '*' (narrowed by namespace).",
+        "arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/sagemaker/Endpoints/*": (
+            "Endpoint log groups are named /aws/sagemaker/Endpoints/<endpoint name> and the endpoint name is "
+            "generated: scoped to SageMaker's endpoint log-group prefix."
+        ),
+    }
+    for resource, reason in reasons.items():
+        Validations.of(role).acknowledge(
+            Acknowledgment(id=f"AwsSolutions::AwsSolutions-IAM5[Resource::{resource}]", reason=reason)
+        )
+    return role
 
 
 def _check_ebs_only(pools: Sequence[InstancePool], field: str) -> None:

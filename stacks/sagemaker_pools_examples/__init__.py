@@ -4,6 +4,8 @@ Each stack is a ``Stack`` subclass that you can instantiate in your own app, or 
 you can copy into an existing stack.
 """
 
+from .async_scale_to_zero import AsyncScaleToZeroStack
+from .inference_components import InferenceComponentPoolsStack
 from .realtime import RealtimePooledLlmStack
 
-__all__ = ["RealtimePooledLlmStack"]
+__all__ = ["AsyncScaleToZeroStack", "InferenceComponentPoolsStack", "RealtimePooledLlmStack"]

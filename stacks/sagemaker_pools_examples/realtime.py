@@ -1,8 +1,10 @@
 """``RealtimePooledLlmStack``: the launch post's three-pool LLM endpoint.
 
 ml.g6e.48xlarge first, ml.g6.48xlarge when it has no capacity, ml.p4d.24xlarge last, each
-running a build of the model made for it; blue/green canary deployments that roll back on a
-5XX alarm; model artifacts encrypted with a customer-managed KMS key.
+running a build of the model made for it; blue/green canary deployments that roll back on the
+5XX-rate and per-type p99-latency alarms; autoscaling on the weighted utilization of the mixed
+fleet (target 0.7); a per-instance-type dashboard; alarms for fallback in use and a fleet at its
+maximum, sent to an encrypted SNS topic; model artifacts encrypted with a customer-managed KMS key.
 """
 
 from __future__ import annotations
@@ -10,9 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Stack, Validations
-from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from sagemaker_pools import (
@@ -21,6 +24,8 @@ from sagemaker_pools import (
     DeploymentPolicy,
     InstancePool,
     ModelData,
+    PoolAlarms,
+    PoolDashboard,
     PooledEndpoint,
     PoolModel,
 )
@@ -29,6 +34,11 @@ __all__ = ["RealtimePooledLlmStack"]
 
 #: A SageMaker Large Model Inference (LMI) container in us-east-1 (replace for your region).
 LMI_IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.33.0-lmi15.0.0-cu128"
+#: A fixed endpoint name: the rollback alarms watch it (a generated name would be a dependency cycle).
+ENDPOINT_NAME = "llm-pooled"
+#: Autoscaling bounds of the variant (instances of any type).
+MIN_INSTANCES = 2
+MAX_INSTANCES = 8
 
 
 class RealtimePooledLlmStack(Stack):
@@ -37,7 +47,11 @@ class RealtimePooledLlmStack(Stack):
     Attributes:
         endpoint: the :class:`~sagemaker_pools.PooledEndpoint`.
         artifacts: the bucket that holds the three model builds (KMS-encrypted).
-        rollback_alarm: the 5XX alarm that rolls a deployment back.
+        rollback_alarm: the 5XX-rate alarm (one of ``alarms.rollback_alarms``).
+        alarms: the :class:`~sagemaker_pools.PoolAlarms` (latency per type, 5XX rate, fallback, at max).
+        scaling: the variant's :class:`~sagemaker_pools.VariantScaling` (weighted utilization, 0.7).
+        dashboard: the :class:`~sagemaker_pools.PoolDashboard`.
+        alerts: the SNS topic the alarms notify (KMS-encrypted, TLS only).
     """
 
     def __init__(self, scope: Construct, id: str, **kwargs: Any) -> None:
@@ -98,35 +112,44 @@ class RealtimePooledLlmStack(Stack):
         )
         int4 = build("Int4", "llm/awq-int4/", {"OPTION_TENSOR_PARALLEL_DEGREE": "8", "OPTION_QUANTIZE": "awq"})
 
-        # The rollback alarm watches the endpoint's server errors; it is named so that the
-        # endpoint's DeploymentConfig can reference it before the endpoint exists.
-        self.rollback_alarm = cloudwatch.Alarm(
+        # What one instance of each type sustains at the latency we accept (concurrent requests,
+        # from a load test of each build on its hardware; see docs/scaling.md): the weighted
+        # utilization divides each type's ConcurrentRequestsPerModel by it.
+        pools = [
+            InstancePool(instance_type="ml.g6e.48xlarge", max_concurrency=32),
+            InstancePool(instance_type="ml.g6.48xlarge", model=speculative, max_concurrency=16),
+            InstancePool(instance_type="ml.p4d.24xlarge", model=int4, max_concurrency=24),
+        ]
+
+        # Alarm notifications: an SNS topic encrypted with a key that CloudWatch may use.
+        alerts_key = kms.Key(self, "AlertsKey", enable_key_rotation=True, removal_policy=RemovalPolicy.RETAIN)
+        alerts_key.grant(iam.ServicePrincipal("cloudwatch.amazonaws.com"), "kms:Decrypt", "kms:GenerateDataKey*")
+        self.alerts = sns.Topic(self, "Alerts", master_key=alerts_key, enforce_ssl=True)
+
+        # The alarms watch the endpoint by its fixed name, so they exist before the endpoint and
+        # its DeploymentConfig can name the rollback ones.
+        self.alarms = PoolAlarms(
             self,
-            "Deployment5xx",
-            metric=cloudwatch.Metric(
-                namespace="AWS/SageMaker",
-                metric_name="Invocation5XXErrors",
-                dimensions_map={"EndpointName": "llm-pooled", "VariantName": "AllTraffic"},
-                statistic="Sum",
-                period=Duration.minutes(1),
-            ),
-            threshold=5,
-            evaluation_periods=2,
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-            alarm_description="5XX errors on llm-pooled: rolls back a deployment in progress",
+            "Alarms",
+            endpoint=PooledEndpoint.from_endpoint_name(self, "LlmEndpointByName", ENDPOINT_NAME),
+            pools=pools,
+            p99_latency=Duration.seconds(20),
+            # The INT4 build on the oldest hardware is allowed to be slower.
+            p99_latency_by_type={"ml.p4d.24xlarge": Duration.seconds(30)},
+            error_rate_percent=1,
+            fallback_for=Duration.hours(2),
+            max_capacity=MAX_INSTANCES,
+            topic=self.alerts,
         )
+        self.rollback_alarm = self.alarms.error_rate_alarm
 
         self.endpoint = PooledEndpoint(
             self,
             "LlmEndpoint",
-            endpoint_name="llm-pooled",
+            endpoint_name=ENDPOINT_NAME,
             model=tp8,
-            pools=[
-                InstancePool(instance_type="ml.g6e.48xlarge", max_concurrency=32),
-                InstancePool(instance_type="ml.g6.48xlarge", model=speculative, max_concurrency=16),
-                InstancePool(instance_type="ml.p4d.24xlarge", model=int4, max_concurrency=24),
-            ],
-            initial_instance_count=2,
+            pools=pools,
+            initial_instance_count=MIN_INSTANCES,
             provision_timeout=Duration.minutes(20),
             container_startup_health_check_timeout=Duration.minutes(20),
             model_data_download_timeout=Duration.minutes(30),
@@ -135,7 +158,19 @@ class RealtimePooledLlmStack(Stack):
                 wait_interval=Duration.minutes(10),
                 termination_wait=Duration.minutes(5),
                 max_execution_timeout=Duration.hours(2),
-                rollback_alarms=[self.rollback_alarm],
+                rollback_alarms=self.alarms.rollback_alarms,
             ),
             tags={"workload": "llm"},
         )
+
+        # Scale the fleet on its weighted utilization: the busiest instance type's concurrency over
+        # what that type sustains, held at 70 %. GPU instances take 10-20 minutes to serve, so
+        # scale-out waits 10 minutes before adding more, and scale-in is slow to avoid flapping.
+        self.scaling = self.endpoint.auto_scale(min_capacity=MIN_INSTANCES, max_capacity=MAX_INSTANCES)
+        self.scaling.scale_on_weighted_utilization(
+            target=0.7,
+            scale_out_cooldown=Duration.minutes(10),
+            scale_in_cooldown=Duration.minutes(20),
+        )
+
+        self.dashboard = PoolDashboard(self, "Dashboard", endpoints=[self.endpoint])

@@ -10,7 +10,7 @@ replaced by placeholder values valid for the target member, then checked two way
 
 from __future__ import annotations
 
-import regex as re  # botocore patterns are Java-style (\p{L} classes)
+import regex  # botocore patterns are Java-style: \p{L} classes, surrogate-pair ranges
 from collections.abc import Callable, Iterator
 from functools import lru_cache
 from typing import Any
@@ -49,6 +49,16 @@ def operation(service: str, name: str) -> OperationModel:
     return service_model(service).operation_model(name)
 
 
+# Application Auto Scaling spells "any XML character above U+FFFF" as a Java surrogate-pair range,
+# which no Python regex engine compiles: rewrite it as the code-point range it means.
+_JAVA_SURROGATE_RANGE = r"\uD800\uDC00-\uDBFF\uDFFF"
+
+
+def matches(pattern: str, value: str) -> bool:
+    """``value`` matches the whole of botocore ``pattern`` (the service matches whole values)."""
+    return regex.fullmatch(pattern.replace(_JAVA_SURROGATE_RANGE, r"\U00010000-\U0010FFFF"), value) is not None
+
+
 def _is_intrinsic(value: Any) -> bool:
     return isinstance(value, dict) and len(value) == 1 and next(iter(value)) in ("Ref", "Fn::GetAtt", "Fn::Join", "Fn::Sub", "Fn::Select", "Fn::If", "Fn::ImportValue", "Fn::Split")
 
@@ -60,7 +70,7 @@ def _placeholder(shape: Shape) -> Any:
         pattern = shape.metadata.get("pattern")
         low, high = shape.metadata.get("min", 0), shape.metadata.get("max", 10**9)
         for candidate in _STRING_CANDIDATES:
-            if low <= len(candidate) <= high and (pattern is None or re.fullmatch(pattern, candidate)):
+            if low <= len(candidate) <= high and (pattern is None or matches(pattern, candidate)):
                 return candidate
         raise AssertionError(f"no placeholder fits {shape.name} (pattern {pattern!r})")
     if shape.type_name in ("integer", "long"):
@@ -127,7 +137,7 @@ def _walk(shape: Shape, value: Any, path: str) -> Iterator[str]:
             yield f"{path}: {value!r} not in enum {shape.name}"
         if "max" in meta and len(value) > meta["max"]:
             yield f"{path}: length {len(value)} > max {meta['max']}"
-        if "pattern" in meta and not re.fullmatch(meta["pattern"], value):
+        if "pattern" in meta and not matches(meta["pattern"], value):
             yield f"{path}: {value!r} does not match {meta['pattern']!r}"
     elif shape.type_name in ("integer", "long", "float", "double") and isinstance(value, (int, float)):
         if "max" in meta and value > meta["max"]:
@@ -203,14 +213,21 @@ def _alarm(props: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
     return [("cloudwatch", "PutMetricAlarm", params)]
 
 
+def _scalable_target(props: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """RegisterScalableTarget: CloudFormation's ``Tags`` list of {Key, Value} is the API's ``Tags`` map."""
+    params = {k: v for k, v in props.items() if k != "ScheduledActions"}
+    params.setdefault("ResourceId", "placeholder-1")
+    if isinstance(params.get("Tags"), list):
+        params["Tags"] = {tag["Key"]: tag["Value"] for tag in params["Tags"]}
+    return [("application-autoscaling", "RegisterScalableTarget", params)]
+
+
 REQUESTS: dict[str, Callable[[dict[str, Any]], list[tuple[str, str, dict[str, Any]]]]] = {
     "AWS::SageMaker::Model": _named("sagemaker", "CreateModel", "ModelName"),
     "AWS::SageMaker::EndpointConfig": _named("sagemaker", "CreateEndpointConfig", "EndpointConfigName"),
     "AWS::SageMaker::Endpoint": _endpoint_requests,
     "AWS::SageMaker::InferenceComponent": _inference_component_requests,
-    "AWS::ApplicationAutoScaling::ScalableTarget": _named(
-        "application-autoscaling", "RegisterScalableTarget", "ResourceId", drop=("ScheduledActions",)
-    ),
+    "AWS::ApplicationAutoScaling::ScalableTarget": _scalable_target,
     "AWS::ApplicationAutoScaling::ScalingPolicy": _scaling_policy,
     "AWS::CloudWatch::Alarm": _alarm,
 }

@@ -1,0 +1,266 @@
+"""``PoolAlarms``: the alarms that make a mixed fleet operable.
+
+* p99 ``ModelLatency`` per instance type (a fallback type may be slower: thresholds per type);
+* 5XX error rate of the variant, in percent of invocations;
+* fallback in use: instances of a pool with priority > 1 present for longer than a set time
+  (the preferred hardware has had no capacity that long);
+* fleet at max capacity: the variant has run at its autoscaling maximum for a set time.
+
+The latency and error-rate alarms can roll a deployment back (:attr:`PoolAlarms.rollback_alarms`).
+A rollback alarm must watch the endpoint *by a fixed name*: the endpoint's ``DeploymentConfig``
+names the alarm, so an alarm whose metric used the endpoint's generated name would need the
+endpoint first and the endpoint the alarm first (a CloudFormation dependency cycle). Give the
+endpoint ``endpoint_name=`` and build the alarms before it on
+``PooledEndpoint.from_endpoint_name(scope, id, name)`` (see ``docs/scaling.md``).
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from aws_cdk import Duration
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_cloudwatch_actions as cw_actions
+from aws_cdk import aws_sns as sns
+from constructs import Construct
+
+from ._tokens import is_unresolved
+from ._validate import check_int_range, seconds_in_range
+from .errors import PoolConfigError
+from .metrics import MetricSource, instance_count_metric, sagemaker_metric
+from .pools import InstancePool, resolve_pools
+
+if TYPE_CHECKING:
+    from .endpoint import EndpointBase
+
+__all__ = ["PoolAlarms"]
+
+#: Periods of the instance-presence alarms: 5 minutes smooths the jitter of per-instance samples.
+PRESENCE_PERIOD = Duration.minutes(5)
+#: SageMaker's utilization publish intervals (MetricsConfig.MetricPublishFrequencyInSeconds).
+PUBLISH_FREQUENCIES = (10, 30, 60, 120, 180, 240, 300)
+#: CloudWatch: for periods under an hour, periods x evaluation periods <= one day.
+MAX_EVALUATION_SECONDS = 86400
+
+
+class PoolAlarms(Construct):
+    """CloudWatch alarms for one pooled endpoint variant.
+
+    Args:
+        scope: parent construct.
+        id: construct id.
+        endpoint: the endpoint (a ``PooledEndpoint``, or ``PooledEndpoint.from_endpoint_name(...)``
+            for rollback alarms, see the module docs).
+        pools: the endpoint's pools. Default: ``endpoint.pools`` (required for an imported endpoint).
+        p99_latency: alarm when the p99 ``ModelLatency`` of an instance type exceeds this, in 3 of
+            5 minutes. Default: 30 seconds.
+        p99_latency_by_type: per-type thresholds (keys: the pools' instance types) overriding
+            ``p99_latency``, e.g. for a slower fallback. Default: none.
+        error_rate_percent: alarm when 5XX errors exceed this percentage of invocations in 3 of
+            5 minutes (0-100, exclusive of 0). Default: 1.
+        fallback_for: alarm when instances of any pool with priority > 1 have been present this
+            long: a multiple of 5 minutes up to one day, or ``None`` for no such alarm. Not made
+            for a single pool. Default: 1 hour.
+        max_capacity: alarm when the variant has run this many instances (its autoscaling
+            maximum) for ``at_max_capacity_for``. Default: the maximum of ``endpoint.auto_scale``
+            if already called, else no such alarm.
+        at_max_capacity_for: a multiple of 5 minutes up to one day. Default: 15 minutes.
+        metric_publish_frequency: the endpoint's utilization publish interval
+            (``MetricsConfig.MetricPublishFrequencyInSeconds``; instance counts are derived from it).
+            Default: 60 seconds (SageMaker's default).
+        topic: notify this SNS topic on ALARM and OK. Default: no notification.
+
+    Attributes:
+        latency_alarms: ``{instance type: alarm}``, in priority order.
+        error_rate_alarm: the 5XX rate alarm.
+        fallback_alarm: the fallback-in-use alarm, or ``None``.
+        at_max_capacity_alarm: the at-max-capacity alarm, or ``None``.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        endpoint: EndpointBase,
+        pools: Sequence[InstancePool] | None = None,
+        p99_latency: Duration = Duration.seconds(30),
+        p99_latency_by_type: Mapping[str, Duration] | None = None,
+        error_rate_percent: float = 1.0,
+        fallback_for: Duration | None = Duration.hours(1),
+        max_capacity: int | None = None,
+        at_max_capacity_for: Duration = Duration.minutes(15),
+        metric_publish_frequency: Duration = Duration.seconds(60),
+        topic: sns.ITopic | None = None,
+    ) -> None:
+        field = "PoolAlarms"
+        pools = pools if pools is not None else getattr(endpoint, "pools", None)
+        if pools is None:
+            raise PoolConfigError(f"{field}.pools", None, "the endpoint's InstancePool list (required for an imported endpoint)")
+        resolved = resolve_pools(pools, f"{field}.pools")
+        types = [p.instance_type for p in resolved]
+        thresholds = {t: _latency_us(p99_latency, f"{field}.p99_latency") for t in types}
+        for key, value in (p99_latency_by_type or {}).items():
+            if key not in thresholds:
+                raise PoolConfigError(f"{field}.p99_latency_by_type", key, f"one of the pools' instance types: {', '.join(types)}")
+            thresholds[key] = _latency_us(value, f"{field}.p99_latency_by_type[{key!r}]")
+        if not is_unresolved(error_rate_percent) and (
+            isinstance(error_rate_percent, bool) or not isinstance(error_rate_percent, numbers.Real) or not 0 < error_rate_percent <= 100
+        ):
+            raise PoolConfigError(f"{field}.error_rate_percent", error_rate_percent, "a percentage in (0, 100]")
+        fallback_periods = _presence_periods(fallback_for, f"{field}.fallback_for") if fallback_for is not None else None
+        at_max_periods = _presence_periods(at_max_capacity_for, f"{field}.at_max_capacity_for")
+        frequency = seconds_in_range(metric_publish_frequency, f"{field}.metric_publish_frequency", 10, 300)
+        if frequency not in PUBLISH_FREQUENCIES:
+            raise PoolConfigError(f"{field}.metric_publish_frequency", f"{frequency} seconds", f"one of {PUBLISH_FREQUENCIES} seconds")
+        scaling = getattr(endpoint, "auto_scaling", None)
+        if max_capacity is None and scaling is not None:
+            max_capacity = scaling.max_capacity
+        check_int_range(max_capacity, f"{field}.max_capacity", 1, None, "instances")
+
+        super().__init__(scope, id)
+        self.endpoint = endpoint
+        source = MetricSource.variant(endpoint.endpoint_name, endpoint.variant_name)
+        name = endpoint.endpoint_name
+        self._alarms: list[cloudwatch.Alarm] = []
+
+        self.latency_alarms: dict[str, cloudwatch.Alarm] = {}
+        for instance_type, threshold in thresholds.items():
+            self.latency_alarms[instance_type] = self._alarm(
+                f"Latency-{instance_type}",
+                metric=sagemaker_metric("ModelLatency", source, instance_type=instance_type, statistic="p99"),
+                threshold=threshold,
+                evaluation_periods=5,
+                datapoints_to_alarm=3,
+                description=f"p99 ModelLatency of {instance_type} on {name} above {threshold / 1e6:g} s in 3 of 5 minutes",
+            )
+
+        requests = {
+            "errors": sagemaker_metric("Invocation5XXErrors", source),
+            "invocations": sagemaker_metric("Invocations", source),
+        }
+        self.error_rate_alarm = self._alarm(
+            "ErrorRate5xx",
+            # Division by zero (no invocations) drops the data point: missing, not breaching.
+            metric=cloudwatch.MathExpression(
+                expression="100 * errors / invocations", using_metrics=requests, period=Duration.minutes(1), label="5XX error rate (%)"
+            ),
+            threshold=error_rate_percent,
+            evaluation_periods=5,
+            datapoints_to_alarm=3,
+            description=f"5XX errors above {error_rate_percent:g} % of invocations on {name} in 3 of 5 minutes",
+        )
+
+        self.fallback_alarm: cloudwatch.Alarm | None = None
+        fallbacks = resolved[1:]
+        if fallback_periods is not None and fallbacks:
+            samples = {
+                f"s{i}": instance_count_metric(source, instance_type=p.instance_type, period=PRESENCE_PERIOD)
+                for i, p in enumerate(fallbacks, start=2)
+            }
+            self.fallback_alarm = self._alarm(
+                "FallbackInUse",
+                metric=cloudwatch.MathExpression(
+                    expression=" + ".join(samples), using_metrics=samples, period=PRESENCE_PERIOD, label="fallback instance samples"
+                ),
+                threshold=0,
+                comparison=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+                evaluation_periods=fallback_periods,
+                datapoints_to_alarm=fallback_periods,
+                description=(
+                    f"{name} has run fallback instances ({', '.join(p.instance_type for p in fallbacks)}) for "
+                    f"{fallback_periods * 5} minutes: {resolved[0].instance_type} has no capacity"
+                ),
+            )
+
+        self.at_max_capacity_alarm: cloudwatch.Alarm | None = None
+        if max_capacity is not None:
+            samples_per_instance = int(PRESENCE_PERIOD.to_seconds()) // (frequency or 60)
+            self.at_max_capacity_alarm = self._alarm(
+                "AtMaxCapacity",
+                metric=cloudwatch.MathExpression(
+                    expression=f"samples / {samples_per_instance}",
+                    using_metrics={"samples": instance_count_metric(source, period=PRESENCE_PERIOD)},
+                    period=PRESENCE_PERIOD,
+                    label="instances",
+                ),
+                # Half an instance of slack: a late sample must not hide a full fleet.
+                threshold=max_capacity - 0.5,
+                evaluation_periods=at_max_periods,
+                datapoints_to_alarm=at_max_periods,
+                description=f"{name} has run at its maximum of {max_capacity} instances for {at_max_periods * 5} minutes",
+            )
+
+        if topic is not None:
+            action = cw_actions.SnsAction(topic)
+            for alarm in self._alarms:
+                alarm.add_alarm_action(action)
+                alarm.add_ok_action(action)
+
+    def _alarm(
+        self,
+        id: str,
+        *,
+        metric: cloudwatch.IMetric,
+        threshold: float,
+        evaluation_periods: int,
+        datapoints_to_alarm: int,
+        description: str,
+        comparison: cloudwatch.ComparisonOperator = cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+    ) -> cloudwatch.Alarm:
+        alarm = cloudwatch.Alarm(
+            self,
+            id,
+            metric=metric,
+            threshold=threshold,
+            comparison_operator=comparison,
+            evaluation_periods=evaluation_periods,
+            datapoints_to_alarm=datapoints_to_alarm,
+            # No data = no traffic, no instance of that type, no fallback: not a problem.
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            alarm_description=description,
+        )
+        self._alarms.append(alarm)
+        return alarm
+
+    @property
+    def alarms(self) -> list[cloudwatch.Alarm]:
+        """Every alarm made, in creation order."""
+        return list(self._alarms)
+
+    @property
+    def rollback_alarms(self) -> list[cloudwatch.IAlarm]:
+        """The alarms fit to roll a deployment back: the 5XX rate and each type's p99 latency.
+
+        Raises:
+            PoolConfigError: the endpoint's name is generated (see the module docs: a cycle).
+        """
+        if is_unresolved(self.endpoint.endpoint_name):
+            raise PoolConfigError(
+                "PoolAlarms.rollback_alarms",
+                "alarms on an endpoint with a generated name",
+                "alarms on a fixed endpoint name: give the endpoint endpoint_name=... and build these alarms before it "
+                "on PooledEndpoint.from_endpoint_name(...) (otherwise Endpoint -> Alarm -> Endpoint is a cycle)",
+            )
+        return [self.error_rate_alarm, *self.latency_alarms.values()]
+
+
+def _latency_us(value: Duration, field: str) -> float:
+    if not isinstance(value, Duration):
+        raise PoolConfigError(field, value, "an aws_cdk.Duration (e.g. Duration.seconds(30))")
+    if value.is_unresolved():
+        raise PoolConfigError(field, value, "a concrete duration (it becomes the alarm threshold in microseconds)")
+    seconds = value.to_seconds(integral=False)
+    if not 0 < seconds <= 3600:
+        raise PoolConfigError(field, f"{seconds} seconds", "more than 0 and at most 3600 seconds")
+    return float(value.to_milliseconds(integral=False) * 1000)
+
+
+def _presence_periods(value: Duration, field: str) -> int:
+    """``value`` in 5-minute periods (1 to 288: CloudWatch evaluates at most one day)."""
+    seconds = seconds_in_range(value, field, 300, MAX_EVALUATION_SECONDS)
+    if seconds is None or is_unresolved(seconds) or seconds % 300:
+        raise PoolConfigError(field, f"{seconds} seconds", "a multiple of 5 minutes, from 5 minutes to 1 day")
+    return seconds // 300

@@ -1,0 +1,436 @@
+"""The one factory for SageMaker endpoint metrics, and the weighted utilization of a mixed fleet.
+
+Every CloudWatch metric this library reads is made by :func:`sagemaker_metric`: it knows each
+metric's namespace (``AWS/SageMaker`` for invocation metrics, ``/aws/sagemaker/Endpoints`` and
+``/aws/sagemaker/InferenceComponents`` for utilization), its default statistic and unit, and the
+dimensions it is published with. On a pooled endpoint SageMaker also publishes every metric with an
+``InstanceType`` dimension (docs: "Monitor instance pools"): ``instance_type=`` *adds* it to
+``EndpointName``/``VariantName`` (or ``InferenceComponentName``), it never replaces them, and
+``dimensions_map`` merges the same way.
+
+:func:`weighted_utilization` turns per-type concurrency into one 0.0-1.0 signal for target
+tracking (see ``docs/scaling.md`` for the strategies, their formulas and the values they read).
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TypedDict, Unpack
+
+from aws_cdk import Duration, Token
+from aws_cdk import aws_cloudwatch as cloudwatch
+
+from ._tokens import is_unresolved
+from .errors import PoolConfigError
+from .pools import InstancePool, resolve_pools
+
+__all__ = [
+    "MetricOptions",
+    "MetricSpec",
+    "MetricSource",
+    "SAGEMAKER_METRICS",
+    "UtilizationStrategy",
+    "DEFAULT_UTILIZATION_STRATEGY",
+    "sagemaker_metric",
+    "instance_count_metric",
+    "weighted_utilization",
+    "flatten_metric",
+    "FlatMetric",
+    "INVOCATION_NAMESPACE",
+    "ENDPOINT_NAMESPACE",
+    "INFERENCE_COMPONENT_NAMESPACE",
+]
+
+#: Invocation metrics (requests, latency, errors, concurrency, async backlog).
+INVOCATION_NAMESPACE = "AWS/SageMaker"
+#: Instance utilization metrics of endpoint variants (CPU, GPU, memory, disk).
+ENDPOINT_NAMESPACE = "/aws/sagemaker/Endpoints"
+#: Utilization metrics of inference-component copies (normalized to the copy's reservation).
+INFERENCE_COMPONENT_NAMESPACE = "/aws/sagemaker/InferenceComponents"
+
+#: A metric-math id: a lowercase letter, then letters, digits and underscores (CloudWatch's rule).
+METRIC_ID = re.compile(r"^[a-z][A-Za-z0-9_]*$")
+
+
+class MetricOptions(TypedDict, total=False):
+    """The options every metric helper takes (each optional; defaults come from :class:`MetricSpec`).
+
+    Keys: ``statistic`` (e.g. ``"Average"``, ``"p99"``), ``period`` (default 1 minute), ``label``,
+    ``color``, ``unit`` (a unit *filter*), ``dimensions_map`` (merged over the defaults),
+    ``account`` and ``region`` (cross-account/region graphs).
+    """
+
+    statistic: str
+    period: Duration
+    label: str
+    color: str
+    unit: cloudwatch.Unit
+    dimensions_map: Mapping[str, str]
+    account: str
+    region: str
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """What SageMaker documents for one metric.
+
+    Attributes:
+        namespace: where it is published.
+        statistic: the statistic that makes sense by default.
+        unit: the published unit, applied as the metric's unit filter; ``None`` where SageMaker
+            publishes counts without a unit (documented as "Units: None").
+        dimension_keys: which of the source's dimensions it is published with; ``None`` = all
+            (async backlog metrics carry ``EndpointName`` only).
+        description: one line for documentation and dashboards.
+    """
+
+    namespace: str
+    statistic: str
+    unit: cloudwatch.Unit | None = None
+    dimension_keys: tuple[str, ...] | None = None
+    description: str = ""
+
+
+_US = cloudwatch.Unit.MICROSECONDS
+_PCT = cloudwatch.Unit.PERCENT
+_ENDPOINT_ONLY = ("EndpointName",)
+
+#: The SageMaker metrics this library knows (SageMaker developer guide, "Amazon SageMaker AI
+#: metrics in Amazon CloudWatch"). Others can still be made by passing ``namespace=``.
+SAGEMAKER_METRICS: Mapping[str, MetricSpec] = {
+    "Invocations": MetricSpec(INVOCATION_NAMESPACE, "Sum", description="InvokeEndpoint requests"),
+    "InvocationsPerInstance": MetricSpec(
+        INVOCATION_NAMESPACE, "Sum", description="requests normalized by the variant's instance count"
+    ),
+    "InvocationsPerCopy": MetricSpec(INVOCATION_NAMESPACE, "Sum", description="requests per inference-component copy"),
+    "Invocation4XXErrors": MetricSpec(INVOCATION_NAMESPACE, "Sum", description="requests answered 4xx"),
+    "Invocation5XXErrors": MetricSpec(INVOCATION_NAMESPACE, "Sum", description="requests answered 5xx"),
+    "InvocationModelErrors": MetricSpec(INVOCATION_NAMESPACE, "Sum", description="requests the model failed"),
+    "ModelLatency": MetricSpec(INVOCATION_NAMESPACE, "Average", _US, description="time in the model container"),
+    "OverheadLatency": MetricSpec(INVOCATION_NAMESPACE, "Average", _US, description="time SageMaker adds"),
+    # Documented valid statistics: Min and Max.
+    "ConcurrentRequestsPerModel": MetricSpec(
+        INVOCATION_NAMESPACE, "Maximum", description="requests in flight on one model container (10 s resolution)"
+    ),
+    "ConcurrentRequestsPerCopy": MetricSpec(
+        INVOCATION_NAMESPACE, "Maximum", description="requests in flight on one inference-component copy"
+    ),
+    "NoCapacityInvocationFailures": MetricSpec(
+        INVOCATION_NAMESPACE, "Sum", description="requests that failed for lack of capacity"
+    ),
+    "ApproximateBacklogSize": MetricSpec(
+        INVOCATION_NAMESPACE, "Average", dimension_keys=_ENDPOINT_ONLY, description="queued async requests"
+    ),
+    "ApproximateBacklogSizePerInstance": MetricSpec(
+        INVOCATION_NAMESPACE, "Average", dimension_keys=_ENDPOINT_ONLY, description="queued async requests per instance"
+    ),
+    "HasBacklogWithoutCapacity": MetricSpec(
+        INVOCATION_NAMESPACE, "Average", dimension_keys=_ENDPOINT_ONLY, description="1 while requests wait and no instance runs"
+    ),
+    "CPUUtilization": MetricSpec(ENDPOINT_NAMESPACE, "Average", _PCT, description="CPU, 0-100 x vCPUs, per instance"),
+    "MemoryUtilization": MetricSpec(ENDPOINT_NAMESPACE, "Average", _PCT, description="memory, 0-100, per instance"),
+    "GPUUtilization": MetricSpec(ENDPOINT_NAMESPACE, "Average", _PCT, description="GPU, 0-100 x GPUs, per instance"),
+    "GPUMemoryUtilization": MetricSpec(
+        ENDPOINT_NAMESPACE, "Average", _PCT, description="GPU memory, 0-100 x GPUs, per instance"
+    ),
+    "DiskUtilization": MetricSpec(ENDPOINT_NAMESPACE, "Average", _PCT, description="disk, 0-100, per instance"),
+    "CPUUtilizationNormalized": MetricSpec(
+        INFERENCE_COMPONENT_NAMESPACE, "Average", _PCT, description="CPU of one copy, of its reservation"
+    ),
+    "MemoryUtilizationNormalized": MetricSpec(
+        INFERENCE_COMPONENT_NAMESPACE, "Average", _PCT, description="memory of one copy, of its reservation"
+    ),
+    "GPUUtilizationNormalized": MetricSpec(
+        INFERENCE_COMPONENT_NAMESPACE, "Average", _PCT, description="GPU of one copy, of its reservation"
+    ),
+    "GPUMemoryUtilizationNormalized": MetricSpec(
+        INFERENCE_COMPONENT_NAMESPACE, "Average", _PCT, description="GPU memory of one copy, of its reservation"
+    ),
+}
+
+
+@dataclass(frozen=True)
+class MetricSource:
+    """What a metric is about: an endpoint variant, a whole endpoint or an inference component.
+
+    Build one with :meth:`variant`, :meth:`endpoint` or :meth:`inference_component`; names may be
+    tokens.
+    """
+
+    dimensions: tuple[tuple[str, str], ...]
+    #: ``"variant"``, ``"endpoint"`` or ``"inference-component"``.
+    kind: str
+
+    @staticmethod
+    def variant(endpoint_name: str, variant_name: str) -> "MetricSource":
+        """A production variant: dimensions ``EndpointName`` and ``VariantName``."""
+        return MetricSource((("EndpointName", endpoint_name), ("VariantName", variant_name)), "variant")
+
+    @staticmethod
+    def endpoint(endpoint_name: str) -> "MetricSource":
+        """A whole endpoint: dimension ``EndpointName`` (async backlog metrics)."""
+        return MetricSource((("EndpointName", endpoint_name),), "endpoint")
+
+    @staticmethod
+    def inference_component(inference_component_name: str) -> "MetricSource":
+        """An inference component: dimension ``InferenceComponentName``."""
+        return MetricSource((("InferenceComponentName", inference_component_name),), "inference-component")
+
+    @property
+    def concurrency_metric(self) -> str:
+        """The per-container concurrency metric of this kind of source."""
+        return "ConcurrentRequestsPerCopy" if self.kind == "inference-component" else "ConcurrentRequestsPerModel"
+
+    @property
+    def presence_metric(self) -> str:
+        """The per-instance (per-copy) utilization metric whose SampleCount counts instances (copies)."""
+        return "CPUUtilizationNormalized" if self.kind == "inference-component" else "CPUUtilization"
+
+
+def sagemaker_metric(
+    metric_name: str,
+    source: MetricSource,
+    *,
+    instance_type: str | None = None,
+    namespace: str | None = None,
+    **options: Unpack[MetricOptions],
+) -> cloudwatch.Metric:
+    """One SageMaker metric of ``source``, for the whole source or for one instance type.
+
+    Args:
+        metric_name: a SageMaker metric name, e.g. ``"ModelLatency"`` (see :data:`SAGEMAKER_METRICS`).
+        source: what the metric is about (:class:`MetricSource`).
+        instance_type: add the ``InstanceType`` dimension (``"ml.g6e.48xlarge"``). Default: the
+            whole variant (all instance types).
+        namespace: required for a metric this library does not know; for a known one it
+            overrides the documented namespace. Default: the documented namespace.
+        options: :class:`MetricOptions`. Default: the documented statistic and unit, 1-minute period.
+
+    Raises:
+        PoolConfigError: an unknown metric without ``namespace``, or a bad dimension.
+    """
+    spec = SAGEMAKER_METRICS.get(metric_name)
+    if spec is None and namespace is None:
+        raise PoolConfigError(
+            "metric.metric_name",
+            metric_name,
+            f"a SageMaker metric ({', '.join(sorted(SAGEMAKER_METRICS))}) or any metric with namespace=...",
+        )
+    dimensions = {k: v for k, v in source.dimensions if spec is None or spec.dimension_keys is None or k in spec.dimension_keys}
+    if instance_type is not None:
+        if not is_unresolved(instance_type) and (not isinstance(instance_type, str) or not instance_type.startswith("ml.")):
+            raise PoolConfigError("metric.instance_type", instance_type, "an ml.* instance type such as 'ml.g6e.48xlarge'")
+        dimensions["InstanceType"] = instance_type
+    extra = options.get("dimensions_map") or {}
+    for key, value in extra.items():
+        if key in dimensions and dimensions[key] != value:
+            raise PoolConfigError(
+                f"metric.dimensions_map[{key!r}]", value, f"the source's own value {dimensions[key]!r} (dimensions are merged, not replaced)"
+            )
+    dimensions.update(extra)
+    return cloudwatch.Metric(
+        namespace=namespace or (spec.namespace if spec else ""),
+        metric_name=metric_name,
+        dimensions_map=dimensions,
+        statistic=options.get("statistic", spec.statistic if spec else "Average"),
+        unit=options.get("unit", spec.unit if spec else None),
+        period=options.get("period", Duration.minutes(1)),
+        label=options.get("label"),
+        color=options.get("color"),
+        account=options.get("account"),
+        region=options.get("region"),
+    )
+
+
+def instance_count_metric(
+    source: MetricSource, *, instance_type: str | None = None, **options: Unpack[MetricOptions]
+) -> cloudwatch.Metric:
+    """Instances (for an inference component: copies) that report, per period.
+
+    SageMaker documents no instance-count metric with an ``InstanceType`` dimension, so this is the
+    ``SampleCount`` of the per-instance utilization metric (``CPUUtilization``; for inference
+    components ``CPUUtilizationNormalized``): every instance publishes one data point per publish
+    interval, so the count per period is *instances x (period / publish interval)*. With the
+    default 60-second publishing and a 1-minute period it is the instance count; with
+    ``MetricsConfig.MetricPublishFrequencyInSeconds`` = f, pass ``period=Duration.seconds(f)``.
+    See ``docs/scaling.md``, "The per-type count signal".
+    """
+    merged: MetricOptions = {"statistic": "SampleCount", "label": f"instances {instance_type or ''}".strip()}
+    merged.update(options)
+    return sagemaker_metric(source.presence_metric, source, instance_type=instance_type, **merged)
+
+
+class UtilizationStrategy(enum.Enum):
+    """How per-type utilization (concurrency / ``max_concurrency``) becomes one fleet signal.
+
+    ``u_i`` is type i's concurrency divided by its pool's ``max_concurrency``; a type without
+    data reads 0 (CloudWatch metric math treats missing values as 0).
+    """
+
+    #: ``(u_1 + ... + u_N) / N``: the launch post's average over every configured type. Its flaw:
+    #: empty fallback pools count as 0, so with 3 pools and only the first running at 100 % it
+    #: reads 0.33 and never reaches a 0.7 target. For reference only.
+    AVERAGE_OVER_TYPES = "average-over-types"
+    #: ``MAX([u_1, ..., u_N])``: the busiest type. Under least-outstanding-requests routing every
+    #: instance holds about the same number of requests, so the type with the smallest
+    #: ``max_concurrency`` saturates first: tracking the maximum keeps it at the target. Empty
+    #: pools read 0 and cannot dilute it. The default.
+    MAX_OVER_TYPES = "max-over-types"
+    #: ``sum(u_i * n_i) / sum(n_i)`` with ``n_i`` the instances of type i (``SampleCount`` of
+    #: ``CPUUtilization`` per type): the average utilization per instance, over the types that
+    #: have instances. Falls back to the maximum while no instance count reports (``n`` = 0 or
+    #: missing), so a missing count signal can never hold the fleet down.
+    INSTANCE_WEIGHTED = "instance-weighted"
+
+
+#: The strategy used when none is given.
+DEFAULT_UTILIZATION_STRATEGY = UtilizationStrategy.MAX_OVER_TYPES
+
+
+def _number(value: float) -> str:
+    """A constant as metric-math text (no exponent notation); tokens render as tokens."""
+    if is_unresolved(value):
+        return Token.as_string(value)
+    if float(value).is_integer():
+        return str(int(value))
+    return f"{value:.9f}".rstrip("0").rstrip(".")
+
+
+def weighted_utilization(
+    source: MetricSource,
+    pools: Sequence[InstancePool],
+    *,
+    strategy: UtilizationStrategy = DEFAULT_UTILIZATION_STRATEGY,
+    statistic: str = "Maximum",
+    period: Duration = Duration.minutes(1),
+    label: str | None = None,
+    field: str = "weighted_utilization",
+) -> cloudwatch.MathExpression:
+    """The fleet's utilization in 0.0-1.0 from each pool's concurrency and ``max_concurrency``.
+
+    A metric-math expression within CloudWatch's alarm rules (so usable for target tracking and
+    alarms): at most 10 metrics (5 pools x concurrency and instance count), no ``SEARCH``, ids
+    ``c1..c5`` (concurrency of the pool of priority order 1..5), ``s1..s5`` (instance samples),
+    ``u1..u5`` (per-type utilization) and ``n`` (all instance samples).
+
+    Args:
+        source: the variant (or inference component) whose metrics are read.
+        pools: the pools, each with ``max_concurrency`` (per copy for an inference component).
+        strategy: see :class:`UtilizationStrategy`. Default: ``MAX_OVER_TYPES``.
+        statistic: of the concurrency metric. Default: ``"Maximum"`` (its documented statistics
+            are Minimum and Maximum).
+        period: for graphs and alarms (target tracking ignores it). Default: 1 minute.
+        label: Default: ``"Weighted utilization (<strategy>)"``.
+        field: the name errors report.
+
+    Raises:
+        PoolConfigError: a pool without ``max_concurrency``, or an invalid pool list.
+    """
+    resolved = resolve_pools(pools, f"{field}.pools")
+    if not isinstance(strategy, UtilizationStrategy):
+        raise PoolConfigError(f"{field}.strategy", strategy, f"a UtilizationStrategy ({', '.join(s.name for s in UtilizationStrategy)})")
+    for index, pool in enumerate(resolved):
+        if pool.max_concurrency is None:
+            raise PoolConfigError(
+                f"{field}.pools[{index}].max_concurrency",
+                None,
+                f"a number > 0 for every pool ({pool.instance_type} has none): weighted utilization "
+                "divides each type's concurrent requests by it",
+            )
+
+    def expression(text: str, using: Mapping[str, cloudwatch.IMetric], text_label: str | None = None) -> cloudwatch.MathExpression:
+        return cloudwatch.MathExpression(expression=text, using_metrics=dict(using), period=period, label=text_label)
+
+    concurrency = {
+        f"c{i}": sagemaker_metric(source.concurrency_metric, source, instance_type=p.instance_type, statistic=statistic, period=period)
+        for i, p in enumerate(resolved, start=1)
+    }
+    utilization = {
+        f"u{i}": expression(f"c{i} / {_number(p.max_concurrency)}", {f"c{i}": concurrency[f"c{i}"]}, f"{p.instance_type} utilization")  # type: ignore[arg-type]
+        for i, p in enumerate(resolved, start=1)
+    }
+    label = label or f"Weighted utilization ({strategy.value})"
+    if len(resolved) == 1:
+        p = resolved[0]
+        return expression(f"c1 / {_number(p.max_concurrency)}", concurrency, label)  # type: ignore[arg-type]
+    ids = list(utilization)
+    if strategy is UtilizationStrategy.AVERAGE_OVER_TYPES:
+        return expression(f"({' + '.join(ids)}) / {len(ids)}", utilization, label)
+    maximum = f"MAX([{', '.join(ids)}])"
+    if strategy is UtilizationStrategy.MAX_OVER_TYPES:
+        return expression(maximum, utilization, label)
+    samples = {
+        f"s{i}": instance_count_metric(source, instance_type=p.instance_type, period=period)
+        for i, p in enumerate(resolved, start=1)
+    }
+    total = expression(" + ".join(samples), samples, "instance samples")
+    weighted = " + ".join(f"u{i} * s{i}" for i in range(1, len(resolved) + 1))
+    # FILL: without any count data the condition must still exist, so that the maximum takes over.
+    return expression(f"IF(FILL(n, 0) > 0, ({weighted}) / n, {maximum})", {**utilization, **samples, "n": total}, label)
+
+
+@dataclass(frozen=True)
+class FlatMetric:
+    """A metric or a metric-math expression flattened into CloudWatch's query list.
+
+    Attributes:
+        stats: ``{id: metric stat config}`` of every metric read (math-only ones included).
+        expressions: ``{id: expression}`` of every nested expression (not the top one).
+        expression: the top expression, or ``None`` when the metric is a single metric stat.
+    """
+
+    stats: Mapping[str, cloudwatch.MetricStatConfig]
+    expressions: Mapping[str, str]
+    expression: str | None
+    labels: Mapping[str, str]
+
+    @property
+    def metric_count(self) -> int:
+        """Metrics read (what CloudWatch's 10-metric alarm limit counts)."""
+        return len(self.stats)
+
+
+def flatten_metric(metric: cloudwatch.IMetric, field: str = "metric") -> FlatMetric:
+    """Flatten ``metric`` (a Metric or a nested MathExpression) into ids, metric stats and expressions.
+
+    Raises:
+        PoolConfigError: an id used for two different things, or an invalid id.
+    """
+    stats: dict[str, cloudwatch.MetricStatConfig] = {}
+    expressions: dict[str, str] = {}
+    labels: dict[str, str] = {}
+    seen: dict[str, int] = {}
+
+    def visit(ident: str, m: cloudwatch.IMetric) -> None:
+        if not METRIC_ID.match(ident):
+            raise PoolConfigError(f"{field}.id", ident, "a lowercase letter, then letters, digits or underscores")
+        if ident in seen:
+            if seen[ident] != id(m):
+                raise PoolConfigError(f"{field}.id", ident, "each metric-math id naming one metric or expression")
+            return
+        seen[ident] = id(m)
+        config = m.to_metric_config()
+        label = getattr(m, "label", None)
+        if label:
+            labels[ident] = label
+        if config.math_expression is not None:
+            expressions[ident] = config.math_expression.expression
+            for child_id, child in (config.math_expression.using_metrics or {}).items():
+                visit(child_id, child)
+        elif config.metric_stat is not None:
+            stats[ident] = config.metric_stat
+        else:
+            raise PoolConfigError(field, m, "a CloudWatch Metric or MathExpression")
+
+    config = metric.to_metric_config()
+    if config.math_expression is None:
+        if config.metric_stat is None:
+            raise PoolConfigError(field, metric, "a CloudWatch Metric or MathExpression")
+        label = getattr(metric, "label", None)
+        return FlatMetric({"m1": config.metric_stat}, {}, None, {"m1": label} if label else {})
+    for child_id, child in (config.math_expression.using_metrics or {}).items():
+        visit(child_id, child)
+    return FlatMetric(stats, expressions, config.math_expression.expression, labels)

@@ -1,0 +1,542 @@
+"""Application Auto Scaling for SageMaker: scalable targets, target tracking and step policies.
+
+Two layers:
+
+* :class:`ScalableCapacity` is generic: one ``AWS::ApplicationAutoScaling::ScalableTarget`` for a
+  SageMaker resource and dimension (a variant's ``DesiredInstanceCount``, an inference component's
+  ``DesiredCopyCount``), with target-tracking (:meth:`~ScalableCapacity.scale_to_track_metric`,
+  :meth:`~ScalableCapacity.scale_to_track_predefined`) and step policies
+  (:meth:`~ScalableCapacity.scale_on_step`). Any CloudWatch ``Metric`` or ``MathExpression`` can
+  drive target tracking: it is rendered as ``CustomizedMetricSpecification.Metrics`` on the L1
+  ``CfnScalingPolicy`` (the L2 refuses math expressions, aws/aws-cdk#20659) and checked against
+  CloudWatch's alarm rules at construction.
+* :class:`VariantScaling` (from :meth:`PooledEndpoint.auto_scale`) adds the policies of a pooled
+  variant: weighted utilization, invocations per instance and concurrency.
+
+Scalable targets carry no ``RoleARN``: Application Auto Scaling then uses its SageMaker
+service-linked role (``AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint``), created on
+first use, so no IAM role is made per endpoint.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import jsii
+from aws_cdk import CfnResource, Duration, Names
+from aws_cdk import aws_applicationautoscaling as appscaling
+from aws_cdk import aws_cloudwatch as cloudwatch
+from constructs import Construct
+
+from ._tokens import is_unresolved
+from ._validate import check_int_range, seconds_in_range
+from .errors import PoolConfigError
+from .metrics import (
+    DEFAULT_UTILIZATION_STRATEGY,
+    MetricSource,
+    UtilizationStrategy,
+    flatten_metric,
+    weighted_utilization,
+)
+
+if TYPE_CHECKING:
+    from .endpoint import PooledEndpoint
+
+__all__ = [
+    "SERVICE_NAMESPACE",
+    "VARIANT_INSTANCE_COUNT",
+    "INFERENCE_COMPONENT_COPY_COUNT",
+    "variant_resource_id",
+    "inference_component_resource_id",
+    "metric_data_queries",
+    "ScalableCapacity",
+    "StepScaling",
+    "VariantScaling",
+]
+
+SERVICE_NAMESPACE = "sagemaker"
+#: Scalable dimension of an endpoint variant's instance count.
+VARIANT_INSTANCE_COUNT = "sagemaker:variant:DesiredInstanceCount"
+#: Scalable dimension of an inference component's copy count.
+INFERENCE_COMPONENT_COPY_COUNT = "sagemaker:inference-component:DesiredCopyCount"
+
+#: CloudWatch alarm rules that a target-tracking metric must obey (PutMetricAlarm).
+MAX_METRICS = 10
+MAX_EXPRESSIONS = 10
+MAX_EXPRESSION_LENGTH = 2048
+#: Cooldowns: whole seconds; Application Auto Scaling states no maximum, one day is plenty.
+MAX_COOLDOWN_SECONDS = 86400
+
+_SEARCH = re.compile(r"\bSEARCH\s*\(", re.IGNORECASE)
+
+
+def variant_resource_id(endpoint_name: str, variant_name: str) -> str:
+    """``endpoint/<endpoint>/variant/<variant>``: the resource id of a variant (names may be tokens)."""
+    return f"endpoint/{endpoint_name}/variant/{variant_name}"
+
+
+def inference_component_resource_id(inference_component_name: str) -> str:
+    """``inference-component/<name>``: the resource id of an inference component."""
+    return f"inference-component/{inference_component_name}"
+
+
+def _unit_name(unit: cloudwatch.Unit) -> str:
+    """CloudWatch's spelling of a CDK unit: ``MICROSECONDS`` -> ``Microseconds``, ``BYTES_PER_SECOND`` -> ``Bytes/Second``."""
+    before, _, after = unit.value.partition("_PER_")
+    return "/".join(part.replace("_", " ").title().replace(" ", "") for part in (before, after) if part)
+
+
+def metric_data_queries(
+    metric: cloudwatch.IMetric, field: str = "metric"
+) -> list[appscaling.CfnScalingPolicy.TargetTrackingMetricDataQueryProperty]:
+    """``metric`` as the ``CustomizedMetricSpecification.Metrics`` of a target-tracking policy.
+
+    A single metric becomes one query; a (nested) ``MathExpression`` becomes its metrics and
+    expressions with ``ReturnData: false`` and the top expression, id ``result``, with
+    ``ReturnData: true``: exactly one, as Application Auto Scaling requires.
+
+    Raises:
+        PoolConfigError: what CloudWatch would refuse for an alarm: more than 10 metrics or
+            expressions, ``SEARCH``, an expression over 2,048 characters, invalid or conflicting
+            ids, a cross-account or cross-region metric.
+    """
+    query = appscaling.CfnScalingPolicy.TargetTrackingMetricDataQueryProperty
+    flat = flatten_metric(metric, field)
+    if flat.metric_count > MAX_METRICS:
+        raise PoolConfigError(
+            f"{field}.metrics",
+            f"{flat.metric_count} metrics",
+            f"at most {MAX_METRICS} metrics: target tracking runs on CloudWatch alarms, which read at most 10",
+        )
+    expressions = dict(flat.expressions)
+    top_id = "result"
+    while top_id in expressions or top_id in flat.stats:
+        top_id += "_"
+    if flat.expression is not None:
+        expressions[top_id] = flat.expression
+    if len(expressions) > MAX_EXPRESSIONS:
+        raise PoolConfigError(f"{field}.expressions", f"{len(expressions)} expressions", f"at most {MAX_EXPRESSIONS} math expressions in one alarm")
+    for ident, text in expressions.items():
+        if _SEARCH.search(text):
+            raise PoolConfigError(f"{field}.expression", text, "an expression without SEARCH: alarms and scaling policies cannot use it")
+        if len(text) > MAX_EXPRESSION_LENGTH:
+            raise PoolConfigError(f"{field}.expression", f"{len(text)} characters", f"at most {MAX_EXPRESSION_LENGTH} characters")
+
+    queries = []
+    single = flat.expression is None
+    for ident, stat in flat.stats.items():
+        if stat.account is not None or stat.region is not None:
+            raise PoolConfigError(f"{field}.{ident}", f"account={stat.account}, region={stat.region}", "a metric of the policy's own account and region")
+        queries.append(
+            query(
+                id=ident,
+                label=flat.labels.get(ident),
+                return_data=single,
+                metric_stat=appscaling.CfnScalingPolicy.TargetTrackingMetricStatProperty(
+                    stat=stat.statistic,
+                    unit=_unit_name(stat.unit_filter) if stat.unit_filter is not None else None,
+                    metric=appscaling.CfnScalingPolicy.TargetTrackingMetricProperty(
+                        namespace=stat.namespace,
+                        metric_name=stat.metric_name,
+                        dimensions=[
+                            appscaling.CfnScalingPolicy.TargetTrackingMetricDimensionProperty(name=d.name, value=str(d.value))
+                            for d in stat.dimensions or []
+                        ],
+                    ),
+                ),
+            )
+        )
+    for ident, text in expressions.items():
+        queries.append(query(id=ident, expression=text, label=flat.labels.get(ident), return_data=ident == top_id))
+    if not single:
+        top_label = getattr(metric, "label", None)
+        queries[-1] = query(id=top_id, expression=flat.expression, label=top_label, return_data=True)
+    return queries
+
+
+def _cooldown(value: Duration | None, field: str) -> int | None:
+    return seconds_in_range(value, field, 0, MAX_COOLDOWN_SECONDS)
+
+
+def _check_target(value: float, field: str, upper: float | None = None) -> None:
+    if is_unresolved(value):
+        return
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value == value and value > 0
+    if ok and upper is not None:
+        ok = value <= upper
+    if not ok:
+        allowed = f"a number in (0, {upper:g}]" if upper is not None else "a number > 0"
+        raise PoolConfigError(field, value, allowed)
+
+
+@jsii.implements(cloudwatch.IAlarmAction)
+class _PolicyAction:
+    """An alarm action that triggers a step-scaling policy."""
+
+    def __init__(self, policy_arn: str) -> None:
+        self._arn = policy_arn
+
+    def bind(self, _scope: Construct, _alarm: cloudwatch.IAlarm) -> cloudwatch.AlarmActionConfig:
+        return cloudwatch.AlarmActionConfig(alarm_action_arn=self._arn)
+
+
+@dataclass(frozen=True)
+class StepScaling:
+    """A step-scaling policy and the alarm that triggers it."""
+
+    policy: appscaling.CfnScalingPolicy
+    alarm: cloudwatch.Alarm
+
+
+class ScalableCapacity(Construct):
+    """One scalable SageMaker capacity (an ``AWS::ApplicationAutoScaling::ScalableTarget``) and its policies.
+
+    Generic over the resource: :class:`VariantScaling` uses it for a variant's instance count;
+    inference components use it with ``inference_component_resource_id(name)`` and
+    ``INFERENCE_COMPONENT_COPY_COUNT``.
+
+    Args:
+        scope: parent construct; key the id per variant / component.
+        id: construct id.
+        resource_id: ``endpoint/NAME/variant/VARIANT`` or ``inference-component/NAME`` (see the helpers).
+        scalable_dimension: ``VARIANT_INSTANCE_COUNT`` or ``INFERENCE_COMPONENT_COPY_COUNT``.
+        min_capacity: 0 or more (0 only where SageMaker can scale to zero).
+        max_capacity: at least ``min_capacity`` and at least 1.
+        depends_on: resources that must exist first (the endpoint, the inference component).
+            Default: none (a name given as a token already implies the dependency).
+        field: the name errors report. Default: ``"ScalableCapacity"``.
+
+    Attributes:
+        target: the ``CfnScalableTarget`` (also the default child, id ``"Resource"``).
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        resource_id: str,
+        scalable_dimension: str,
+        min_capacity: int,
+        max_capacity: int,
+        depends_on: Sequence[CfnResource] = (),
+        field: str = "ScalableCapacity",
+    ) -> None:
+        check_int_range(min_capacity, f"{field}.min_capacity", 0, None, "instances or copies")
+        check_int_range(max_capacity, f"{field}.max_capacity", 1, None, "instances or copies")
+        if not is_unresolved(min_capacity) and not is_unresolved(max_capacity) and min_capacity > max_capacity:
+            raise PoolConfigError(f"{field}.max_capacity", max_capacity, f"at least min_capacity ({min_capacity})")
+        if scalable_dimension not in (VARIANT_INSTANCE_COUNT, INFERENCE_COMPONENT_COPY_COUNT):
+            raise PoolConfigError(
+                f"{field}.scalable_dimension", scalable_dimension, f"{VARIANT_INSTANCE_COUNT} or {INFERENCE_COMPONENT_COPY_COUNT}"
+            )
+        super().__init__(scope, id)
+        self._field = field
+        self.resource_id = resource_id
+        self.scalable_dimension = scalable_dimension
+        self.min_capacity = min_capacity
+        self.max_capacity = max_capacity
+        # No role_arn: Application Auto Scaling uses (and creates) its SageMaker service-linked role.
+        self.target = appscaling.CfnScalableTarget(
+            self,
+            "Resource",
+            service_namespace=SERVICE_NAMESPACE,
+            resource_id=resource_id,
+            scalable_dimension=scalable_dimension,
+            min_capacity=min_capacity,
+            max_capacity=max_capacity,
+        )
+        for resource in depends_on:
+            self.target.node.add_dependency(resource)
+
+    def _policy(self, id: str, policy_type: str, **config: object) -> appscaling.CfnScalingPolicy:
+        policy = appscaling.CfnScalingPolicy(
+            self,
+            id,
+            policy_name="placeholder",
+            policy_type=policy_type,
+            service_namespace=SERVICE_NAMESPACE,
+            resource_id=self.resource_id,
+            scalable_dimension=self.scalable_dimension,
+            **config,  # type: ignore[arg-type]
+        )
+        # Unique per scalable target and stable: derived from the construct path.
+        policy.policy_name = Names.unique_id(policy)
+        policy.node.add_dependency(self.target)
+        return policy
+
+    def scale_to_track_metric(
+        self,
+        id: str,
+        *,
+        target_value: float,
+        metric: cloudwatch.IMetric,
+        scale_in_cooldown: Duration | None = None,
+        scale_out_cooldown: Duration | None = None,
+        disable_scale_in: bool = False,
+    ) -> appscaling.CfnScalingPolicy:
+        """Target tracking on any metric or metric-math expression (see :func:`metric_data_queries`).
+
+        Args:
+            id: construct id of the policy.
+            target_value: the value to hold the metric at.
+            metric: a CloudWatch ``Metric`` or ``MathExpression`` (at most 10 metrics, no SEARCH).
+            scale_in_cooldown: wait after a scale-in. Default: Application Auto Scaling's (300 s for SageMaker).
+            scale_out_cooldown: wait after a scale-out. Default: Application Auto Scaling's (300 s for SageMaker).
+            disable_scale_in: only ever scale out (another policy or a person scales in). Default: ``False``.
+        """
+        field = f"{self._field}.{id}"
+        _check_target(target_value, f"{field}.target_value")
+        queries = metric_data_queries(metric, f"{field}.metric")
+        return self._policy(
+            id,
+            "TargetTrackingScaling",
+            target_tracking_scaling_policy_configuration=appscaling.CfnScalingPolicy.TargetTrackingScalingPolicyConfigurationProperty(
+                target_value=target_value,
+                customized_metric_specification=appscaling.CfnScalingPolicy.CustomizedMetricSpecificationProperty(metrics=queries),
+                scale_in_cooldown=_cooldown(scale_in_cooldown, f"{field}.scale_in_cooldown"),
+                scale_out_cooldown=_cooldown(scale_out_cooldown, f"{field}.scale_out_cooldown"),
+                disable_scale_in=disable_scale_in or None,
+            ),
+        )
+
+    def scale_to_track_predefined(
+        self,
+        id: str,
+        *,
+        target_value: float,
+        predefined_metric_type: str,
+        scale_in_cooldown: Duration | None = None,
+        scale_out_cooldown: Duration | None = None,
+        disable_scale_in: bool = False,
+    ) -> appscaling.CfnScalingPolicy:
+        """Target tracking on one of Application Auto Scaling's predefined SageMaker metrics.
+
+        Args:
+            predefined_metric_type: e.g. ``"SageMakerVariantInvocationsPerInstance"``,
+                ``"SageMakerVariantConcurrentRequestsPerModelHighResolution"``,
+                ``"SageMakerInferenceComponentConcurrentRequestsPerCopyHighResolution"``.
+            others: as :meth:`scale_to_track_metric`.
+        """
+        field = f"{self._field}.{id}"
+        _check_target(target_value, f"{field}.target_value")
+        if not predefined_metric_type.startswith("SageMaker"):
+            raise PoolConfigError(f"{field}.predefined_metric_type", predefined_metric_type, "a SageMaker predefined metric type (SageMaker...)")
+        return self._policy(
+            id,
+            "TargetTrackingScaling",
+            target_tracking_scaling_policy_configuration=appscaling.CfnScalingPolicy.TargetTrackingScalingPolicyConfigurationProperty(
+                target_value=target_value,
+                predefined_metric_specification=appscaling.CfnScalingPolicy.PredefinedMetricSpecificationProperty(
+                    predefined_metric_type=predefined_metric_type
+                ),
+                scale_in_cooldown=_cooldown(scale_in_cooldown, f"{field}.scale_in_cooldown"),
+                scale_out_cooldown=_cooldown(scale_out_cooldown, f"{field}.scale_out_cooldown"),
+                disable_scale_in=disable_scale_in or None,
+            ),
+        )
+
+    def scale_on_step(
+        self,
+        id: str,
+        *,
+        metric: cloudwatch.IMetric,
+        threshold: float,
+        adjustment: int,
+        comparison_operator: cloudwatch.ComparisonOperator = cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        adjustment_type: str = "ChangeInCapacity",
+        metric_aggregation_type: str = "Maximum",
+        evaluation_periods: int = 1,
+        datapoints_to_alarm: int | None = None,
+        cooldown: Duration | None = None,
+        treat_missing_data: cloudwatch.TreatMissingData = cloudwatch.TreatMissingData.MISSING,
+        alarm_description: str | None = None,
+    ) -> StepScaling:
+        """One step: when ``metric`` crosses ``threshold``, change the capacity by ``adjustment``.
+
+        For leaving zero: e.g. ``HasBacklogWithoutCapacity >= 1 -> +1`` (async) or
+        ``NoCapacityInvocationFailures >= 1 -> +1`` (inference components).
+
+        Args:
+            metric: what the alarm watches (a Metric or MathExpression).
+            threshold: the alarm threshold.
+            adjustment: capacity change (``ChangeInCapacity``), new capacity (``ExactCapacity``) or
+                percent (``PercentChangeInCapacity``).
+            comparison_operator: Default: ``>=``; with ``<`` / ``<=`` the step lies below the threshold.
+            adjustment_type: Default: ``"ChangeInCapacity"``.
+            metric_aggregation_type: how the step aggregates the alarm's data points: ``"Average"``,
+                ``"Minimum"`` or ``"Maximum"``. Default: ``"Maximum"`` (as AWS's scale-from-zero recipe).
+            evaluation_periods: Default: 1.
+            datapoints_to_alarm: Default: ``evaluation_periods``.
+            cooldown: Default: Application Auto Scaling's.
+            treat_missing_data: Default: missing.
+            alarm_description: Default: none.
+        """
+        field = f"{self._field}.{id}"
+        if adjustment_type not in ("ChangeInCapacity", "ExactCapacity", "PercentChangeInCapacity"):
+            raise PoolConfigError(f"{field}.adjustment_type", adjustment_type, "ChangeInCapacity, ExactCapacity or PercentChangeInCapacity")
+        if not is_unresolved(adjustment) and (not isinstance(adjustment, int) or isinstance(adjustment, bool) or (adjustment == 0 and adjustment_type != "ExactCapacity")):
+            raise PoolConfigError(f"{field}.adjustment", adjustment, "a non-zero integer (ExactCapacity: 0 or more)")
+        if metric_aggregation_type not in ("Average", "Minimum", "Maximum"):
+            raise PoolConfigError(f"{field}.metric_aggregation_type", metric_aggregation_type, "Average, Minimum or Maximum")
+        check_int_range(evaluation_periods, f"{field}.evaluation_periods", 1, None)
+        metric_data_queries(metric, f"{field}.metric")  # the same alarm rules apply
+        below = comparison_operator in (
+            cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+            cloudwatch.ComparisonOperator.LESS_THAN_OR_EQUAL_TO_THRESHOLD,
+        )
+        step = appscaling.CfnScalingPolicy.StepAdjustmentProperty(
+            scaling_adjustment=adjustment,
+            metric_interval_upper_bound=0 if below else None,
+            metric_interval_lower_bound=None if below else 0,
+        )
+        policy = self._policy(
+            id,
+            "StepScaling",
+            step_scaling_policy_configuration=appscaling.CfnScalingPolicy.StepScalingPolicyConfigurationProperty(
+                adjustment_type=adjustment_type,
+                cooldown=_cooldown(cooldown, f"{field}.cooldown"),
+                metric_aggregation_type=metric_aggregation_type,
+                step_adjustments=[step],
+            ),
+        )
+        alarm = cloudwatch.Alarm(
+            self,
+            f"{id}Alarm",
+            metric=metric,
+            threshold=threshold,
+            comparison_operator=comparison_operator,
+            evaluation_periods=evaluation_periods,
+            datapoints_to_alarm=datapoints_to_alarm,
+            treat_missing_data=treat_missing_data,
+            alarm_description=alarm_description,
+        )
+        alarm.add_alarm_action(_PolicyAction(policy.attr_arn))
+        return StepScaling(policy, alarm)
+
+
+class VariantScaling(ScalableCapacity):
+    """Autoscaling of a pooled variant's instance count. Made by :meth:`PooledEndpoint.auto_scale`.
+
+    Attributes:
+        endpoint: the scaled endpoint.
+        utilization_target: the target of :meth:`scale_on_weighted_utilization`, once called
+            (dashboards draw it).
+        utilization_strategy: its strategy, once called.
+    """
+
+    def __init__(self, scope: Construct, id: str, *, endpoint: PooledEndpoint, min_capacity: int, max_capacity: int) -> None:
+        field = "PooledEndpoint.auto_scale"
+        check_int_range(min_capacity, f"{field}.min_capacity", 1, None, "instances (a variant without inference components cannot scale to zero)")
+        initial = endpoint.initial_instance_count
+        if not is_unresolved(initial):
+            if not is_unresolved(min_capacity) and min_capacity > initial:
+                raise PoolConfigError(f"{field}.min_capacity", min_capacity, f"at most initial_instance_count ({initial})")
+            if not is_unresolved(max_capacity) and isinstance(max_capacity, int) and max_capacity < initial:
+                raise PoolConfigError(f"{field}.max_capacity", max_capacity, f"at least initial_instance_count ({initial})")
+        default_child = endpoint.node.default_child
+        super().__init__(
+            scope,
+            id,
+            resource_id=variant_resource_id(endpoint.endpoint_name, endpoint.variant_name),
+            scalable_dimension=VARIANT_INSTANCE_COUNT,
+            min_capacity=min_capacity,
+            max_capacity=max_capacity,
+            # A generated (token) name already makes the target depend on the endpoint (GetAtt);
+            # a literal one needs the explicit dependency (cfn-lint W3005 flags a redundant one).
+            depends_on=[default_child] if isinstance(default_child, CfnResource) and not is_unresolved(endpoint.endpoint_name) else [],
+            field=field,
+        )
+        self.endpoint = endpoint
+        self.utilization_target: float | None = None
+        self.utilization_strategy: UtilizationStrategy | None = None
+
+    def scale_on_weighted_utilization(
+        self,
+        *,
+        target: float = 0.7,
+        strategy: UtilizationStrategy = DEFAULT_UTILIZATION_STRATEGY,
+        statistic: str = "Maximum",
+        scale_in_cooldown: Duration | None = None,
+        scale_out_cooldown: Duration | None = None,
+        disable_scale_in: bool = False,
+    ) -> appscaling.CfnScalingPolicy:
+        """Hold the weighted utilization of the fleet at ``target`` (construct id ``WeightedUtilization``).
+
+        Every pool needs ``max_concurrency``. See :func:`~sagemaker_pools.metrics.weighted_utilization`
+        and ``docs/scaling.md``.
+
+        Args:
+            target: in (0, 1]. Default: 0.7 (scale out above 70 % of the busiest type's capacity).
+            strategy: Default: ``UtilizationStrategy.MAX_OVER_TYPES``.
+            statistic: of ``ConcurrentRequestsPerModel``. Default: ``"Maximum"``.
+            scale_in_cooldown, scale_out_cooldown: Default: Application Auto Scaling's (300 s).
+            disable_scale_in: Default: ``False``.
+        """
+        field = f"{self._field}.scale_on_weighted_utilization"
+        _check_target(target, f"{field}.target", 1.0)
+        metric = weighted_utilization(
+            MetricSource.variant(self.endpoint.endpoint_name, self.endpoint.variant_name),
+            self.endpoint.pools,
+            strategy=strategy,
+            statistic=statistic,
+            field="PooledEndpoint",
+        )
+        policy = self.scale_to_track_metric(
+            "WeightedUtilization",
+            target_value=target,
+            metric=metric,
+            scale_in_cooldown=scale_in_cooldown,
+            scale_out_cooldown=scale_out_cooldown,
+            disable_scale_in=disable_scale_in,
+        )
+        self.utilization_target = target
+        self.utilization_strategy = strategy
+        return policy
+
+    def scale_on_invocations_per_instance(
+        self,
+        *,
+        target: float,
+        scale_in_cooldown: Duration | None = None,
+        scale_out_cooldown: Duration | None = None,
+        disable_scale_in: bool = False,
+    ) -> appscaling.CfnScalingPolicy:
+        """Hold invocations per instance per minute at ``target`` (``SageMakerVariantInvocationsPerInstance``).
+
+        The simple policy AWS recommends when every pool has similar capacity: it averages over
+        all instance types. Construct id ``InvocationsPerInstance``.
+        """
+        return self.scale_to_track_predefined(
+            "InvocationsPerInstance",
+            target_value=target,
+            predefined_metric_type="SageMakerVariantInvocationsPerInstance",
+            scale_in_cooldown=scale_in_cooldown,
+            scale_out_cooldown=scale_out_cooldown,
+            disable_scale_in=disable_scale_in,
+        )
+
+    def scale_on_concurrency(
+        self,
+        *,
+        target: float,
+        scale_in_cooldown: Duration | None = None,
+        scale_out_cooldown: Duration | None = None,
+        disable_scale_in: bool = False,
+    ) -> appscaling.CfnScalingPolicy:
+        """Hold concurrent requests per model at ``target`` (``SageMakerVariantConcurrentRequestsPerModelHighResolution``).
+
+        High resolution (10 s), so it scales out faster than invocation counts; like them it
+        ignores the instance type. Construct id ``ConcurrentRequests``.
+        """
+        return self.scale_to_track_predefined(
+            "ConcurrentRequests",
+            target_value=target,
+            predefined_metric_type="SageMakerVariantConcurrentRequestsPerModelHighResolution",
+            scale_in_cooldown=scale_in_cooldown,
+            scale_out_cooldown=scale_out_cooldown,
+            disable_scale_in=disable_scale_in,
+        )

@@ -1,0 +1,113 @@
+"""``AsyncScaleToZeroStack``: an asynchronous pooled endpoint that scales to zero instances.
+
+Batch-style LLM requests go through S3: callers upload a request, call InvokeEndpointAsync and
+are told by SNS when the response is in S3. The endpoint runs on ml.g6e.2xlarge, falls back to
+ml.g6.2xlarge and then ml.g5.2xlarge, and has no instance at all while the queue is empty.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Stack, Validations
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_sns as sns
+from constructs import Construct
+
+from sagemaker_pools import AsyncInference, ContainerImage, InstancePool, ModelData, PooledEndpoint, PoolModel
+
+__all__ = ["AsyncScaleToZeroStack"]
+
+#: A SageMaker Large Model Inference (LMI) container in us-east-1 (replace for your region).
+LMI_IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.33.0-lmi15.0.0-cu128"
+#: The bucket that holds the model build, made outside this stack.
+ARTIFACTS_BUCKET = "my-llm-artifacts"
+MODEL_PREFIX = "llm/8b-awq/"
+
+
+class AsyncScaleToZeroStack(Stack):
+    """A pooled async endpoint, its bucket and notification topics, and a client role.
+
+    Attributes:
+        endpoint: the :class:`~sagemaker_pools.PooledEndpoint` (``async_bucket`` holds the requests and responses).
+        key: the KMS key of the responses and the topics.
+        success_topic, error_topic: SNS notifications of finished requests.
+        scaling: the backlog scaling of the variant (target tracking and scale from zero).
+        client: a role that may submit requests and read their responses (``grant_invoke_async``).
+    """
+
+    def __init__(self, scope: Construct, id: str, **kwargs: Any) -> None:
+        super().__init__(scope, id, **kwargs)
+
+        access_logs = s3.Bucket(
+            self,
+            "AsyncAccessLogs",
+            encryption=s3.BucketEncryption.S3_MANAGED,
+            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+            enforce_ssl=True,
+            removal_policy=RemovalPolicy.RETAIN,
+        )
+        Validations.of(access_logs).acknowledge(
+            Acknowledgment(id="AwsSolutions::AwsSolutions-S1", reason="This is the access-log bucket itself.")
+        )
+        # One customer-managed key for the responses and the topics: SageMaker, acting as the
+        # model's execution role, encrypts both with it.
+        self.key = kms.Key(self, "AsyncKey", enable_key_rotation=True, removal_policy=RemovalPolicy.RETAIN)
+        self.success_topic = sns.Topic(self, "Succeeded", master_key=self.key, enforce_ssl=True)
+        self.error_topic = sns.Topic(self, "Failed", master_key=self.key, enforce_ssl=True)
+
+        artifacts = s3.Bucket.from_bucket_name(self, "Artifacts", ARTIFACTS_BUCKET)
+        model = PoolModel(
+            self,
+            "Llm8bAwq",
+            image=ContainerImage.from_image_uri(LMI_IMAGE),
+            model_data=ModelData.from_s3_prefix(artifacts, MODEL_PREFIX),
+            environment={"OPTION_QUANTIZE": "awq", "OPTION_MAX_ROLLING_BATCH_SIZE": "16"},
+        )
+        Validations.of(model).acknowledge(
+            Acknowledgment(
+                id=f"AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::{ARTIFACTS_BUCKET}/{MODEL_PREFIX}*]",
+                reason="The execution role reads the objects under its own model build's prefix, nothing else.",
+            )
+        )
+
+        self.endpoint = PooledEndpoint(
+            self,
+            "BatchEndpoint",
+            model=model,
+            pools=[
+                InstancePool(instance_type="ml.g6e.2xlarge"),
+                InstancePool(instance_type="ml.g6.2xlarge"),
+                InstancePool(instance_type="ml.g5.2xlarge"),
+            ],
+            async_inference=AsyncInference(
+                kms_key=self.key,
+                success_topic=self.success_topic,
+                error_topic=self.error_topic,
+                max_concurrent_invocations_per_instance=4,
+                access_logs_bucket=access_logs,
+            ),
+        )
+
+        # Zero instances while the queue is empty; one per 5 queued requests up to 4 otherwise.
+        # HasBacklogWithoutCapacity wakes the endpoint from zero.
+        self.scaling = self.endpoint.auto_scale_on_backlog(
+            min_capacity=0, max_capacity=4, target_backlog_per_instance=5, scale_in_cooldown=Duration.minutes(10)
+        )
+
+        # Whoever submits work: the account's principals that assume this role.
+        self.client = iam.Role(self, "AsyncClient", assumed_by=iam.AccountRootPrincipal())
+        self.endpoint.grant_invoke_async(self.client)
+        bucket = self.endpoint.async_bucket
+        assert bucket is not None
+        bucket_id = self.resolve(self.get_logical_id(bucket.node.default_child))  # type: ignore[arg-type]
+        for prefix in ("async-inference/input/", "async-inference/output/", "async-inference/failure/"):
+            Validations.of(self.client).acknowledge(
+                Acknowledgment(
+                    id=f"AwsSolutions::AwsSolutions-IAM5[Resource::<{bucket_id}.Arn>/{prefix}*]",
+                    reason="Callers name their request objects and SageMaker names responses after generated ids: "
+                    "the client writes only under the input prefix and reads only under the output and failure prefixes.",
+                )
+            )
