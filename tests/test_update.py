@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import aws_cdk as cdk
 from aws_cdk import aws_s3 as s3
 
 from sagemaker_pools import ContainerImage, InstancePool, ModelData, PooledEndpoint, PoolModel

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Unpack
 
-from aws_cdk import Acknowledgment, Annotations, ArnFormat, Duration, Resource, Stack, Tags, Validations
+from aws_cdk import Annotations, ArnFormat, Duration, Resource, Stack, Tags
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -23,6 +23,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from ._roles import new_execution_role
 from ._tokens import is_unresolved
 from ._validate import check_int_range, check_name, seconds_in_range
 from .async_inference import AsyncInference
@@ -665,38 +666,10 @@ def _check_initial_count(initial: int, scaling: InstanceScaling) -> None:
 
 def _endpoint_execution_role(endpoint: Construct) -> iam.Role:
     """The execution role of an endpoint without a model: its own logs and metrics, nothing else."""
-    stack = Stack.of(endpoint)
-    role = iam.Role(endpoint, "ExecutionRole", assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"))
-    # Endpoint log groups are named after the endpoint, whose name may be generated: scope to SageMaker's prefix.
-    log_groups = stack.format_arn(
-        service="logs", resource="log-group", resource_name="/aws/sagemaker/Endpoints/*", arn_format=ArnFormat.COLON_RESOURCE_NAME
+    return new_execution_role(
+        endpoint,
+        wildcard_reason="cloudwatch:PutMetricData has no resource-level permissions: AWS requires '*' (narrowed by namespace).",
     )
-    role.add_to_policy(
-        iam.PolicyStatement(
-            actions=["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
-            resources=[log_groups],
-        )
-    )
-    # PutMetricData has no resource-level permissions: AWS requires "*"; narrowed by namespace.
-    role.add_to_policy(
-        iam.PolicyStatement(
-            actions=["cloudwatch:PutMetricData"],
-            resources=["*"],
-            conditions={"StringLike": {"cloudwatch:namespace": ["/aws/sagemaker/*", "AWS/SageMaker*"]}},
-        )
-    )
-    reasons = {
-        "*": "cloudwatch:PutMetricData has no resource-level permissions: AWS requires '*' (narrowed by namespace).",
-        "arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/sagemaker/Endpoints/*": (
-            "Endpoint log groups are named /aws/sagemaker/Endpoints/<endpoint name> and the endpoint name is "
-            "generated: scoped to SageMaker's endpoint log-group prefix."
-        ),
-    }
-    for resource, reason in reasons.items():
-        Validations.of(role).acknowledge(
-            Acknowledgment(id=f"AwsSolutions::AwsSolutions-IAM5[Resource::{resource}]", reason=reason)
-        )
-    return role
 
 
 def _check_ebs_only(pools: Sequence[InstancePool], field: str) -> None:

@@ -13,7 +13,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from aws_cdk import Acknowledgment, ArnFormat, Stack, Validations
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_ecr as ecr
 from aws_cdk import aws_iam as iam
@@ -21,14 +20,13 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from ._roles import new_execution_role
 from ._tokens import is_unresolved
 from ._validate import check_name
 from .errors import PoolConfigError
 
 __all__ = ["ContainerImage", "ModelData", "PoolModel"]
 
-# How cdk-nag prints the endpoint log-group ARN below in its IAM5 evidence.
-_LOG_GROUPS_EVIDENCE = "arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/sagemaker/Endpoints/*"
 
 # <account>.dkr.ecr.<region>.amazonaws.com[.cn]/<repository>[:tag|@digest]
 _ECR_URI = re.compile(
@@ -294,10 +292,11 @@ class PoolModel(Construct):
 
         self._created_role: iam.Role | None = None
         if role is None:
-            self._created_role = iam.Role(
-                self, "ExecutionRole", assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com")
+            self._created_role = new_execution_role(
+                self,
+                wildcard_reason="ecr:GetAuthorizationToken, cloudwatch:PutMetricData (narrowed by namespace) and the "
+                "VPC network-interface actions have no resource-level permissions: AWS requires '*'.",
             )
-            self._grant_logs_and_metrics(self._created_role)
         self.role: iam.IRole = role or self._created_role  # type: ignore[assignment]
 
         vpc_config = None
@@ -347,18 +346,6 @@ class PoolModel(Construct):
         policy = self._created_role.node.try_find_child("DefaultPolicy")
         if policy is not None:
             self._resource.node.add_dependency(policy)
-        # The wildcards below are the ones AWS requires; acknowledge them where they are made,
-        # with the reason, so that cdk-nag users need not repeat it (the evidence must match exactly).
-        reasons = {
-            "*": "ecr:GetAuthorizationToken, cloudwatch:PutMetricData (narrowed by namespace) and the VPC "
-            "network-interface actions have no resource-level permissions: AWS requires '*'.",
-            _LOG_GROUPS_EVIDENCE: "Endpoint log groups are named /aws/sagemaker/Endpoints/<endpoint name> and the "
-            "endpoint name is not known to the model: scoped to SageMaker's endpoint log-group prefix.",
-        }
-        for resource, reason in reasons.items():
-            Validations.of(self._created_role).acknowledge(
-                Acknowledgment(id=f"AwsSolutions::AwsSolutions-IAM5[Resource::{resource}]", reason=reason)
-            )
 
     @staticmethod
     def _subnet_kwargs(selection: ec2.SubnetSelection | None) -> dict[str, Any]:
@@ -377,30 +364,6 @@ class PoolModel(Construct):
         )
         # GetAuthorizationToken is account-wide: it has no resource-level permissions, AWS requires "*".
         self._created_role.add_to_policy(iam.PolicyStatement(actions=["ecr:GetAuthorizationToken"], resources=["*"]))
-
-    def _grant_logs_and_metrics(self, role: iam.Role) -> None:
-        stack = Stack.of(self)
-        # Endpoint log groups are named after endpoints, which may be generated: scope to SageMaker's prefix.
-        log_groups = stack.format_arn(
-            service="logs",
-            resource="log-group",
-            resource_name="/aws/sagemaker/Endpoints/*",
-            arn_format=ArnFormat.COLON_RESOURCE_NAME,
-        )
-        role.add_to_policy(
-            iam.PolicyStatement(
-                actions=["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
-                resources=[log_groups],
-            )
-        )
-        # PutMetricData has no resource-level permissions: AWS requires "*"; narrowed by namespace.
-        role.add_to_policy(
-            iam.PolicyStatement(
-                actions=["cloudwatch:PutMetricData"],
-                resources=["*"],
-                conditions={"StringLike": {"cloudwatch:namespace": ["/aws/sagemaker/*", "AWS/SageMaker*"]}},
-            )
-        )
 
     @property
     def model_name(self) -> str:

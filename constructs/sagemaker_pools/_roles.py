@@ -1,0 +1,53 @@
+"""The SageMaker execution role every created model and model-less endpoint starts from."""
+
+from __future__ import annotations
+
+from aws_cdk import Acknowledgment, ArnFormat, Stack, Validations
+from aws_cdk import aws_iam as iam
+from constructs import Construct
+
+__all__ = ["new_execution_role"]
+
+# How cdk-nag prints the endpoint log-group ARN below in its IAM5 evidence (must match exactly).
+_LOG_GROUPS_EVIDENCE = "arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/sagemaker/Endpoints/*"
+
+
+def new_execution_role(scope: Construct, *, wildcard_reason: str, id: str = "ExecutionRole") -> iam.Role:
+    """A role SageMaker assumes that may write its endpoint's logs and metrics, and nothing else yet.
+
+    ``wildcard_reason`` says why every ``"*"`` resource the caller adds (or this function's
+    ``cloudwatch:PutMetricData``) is one AWS requires; it becomes the cdk-nag acknowledgment, so
+    cdk-nag users need not repeat it.
+    """
+    role = iam.Role(scope, id, assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"))
+    # Endpoint log groups are named after endpoints, which may be generated: scope to SageMaker's prefix.
+    log_groups = Stack.of(scope).format_arn(
+        service="logs",
+        resource="log-group",
+        resource_name="/aws/sagemaker/Endpoints/*",
+        arn_format=ArnFormat.COLON_RESOURCE_NAME,
+    )
+    role.add_to_policy(
+        iam.PolicyStatement(
+            actions=["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
+            resources=[log_groups],
+        )
+    )
+    # PutMetricData has no resource-level permissions: AWS requires "*"; narrowed by namespace.
+    role.add_to_policy(
+        iam.PolicyStatement(
+            actions=["cloudwatch:PutMetricData"],
+            resources=["*"],
+            conditions={"StringLike": {"cloudwatch:namespace": ["/aws/sagemaker/*", "AWS/SageMaker*"]}},
+        )
+    )
+    reasons = {
+        "*": wildcard_reason,
+        _LOG_GROUPS_EVIDENCE: "Endpoint log groups are named /aws/sagemaker/Endpoints/<endpoint name> and that "
+        "name is generated or not known to this role: scoped to SageMaker's endpoint log-group prefix.",
+    }
+    for resource, reason in reasons.items():
+        Validations.of(role).acknowledge(
+            Acknowledgment(id=f"AwsSolutions::AwsSolutions-IAM5[Resource::{resource}]", reason=reason)
+        )
+    return role
