@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from aws_cdk import Acknowledgment, ArnFormat, Stack, Validations
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-__all__ = ["new_execution_role"]
+__all__ = ["new_execution_role", "acknowledge_wildcard"]
 
 # How cdk-nag prints the endpoint log-group ARN below in its IAM5 evidence (must match exactly).
 _LOG_GROUPS_EVIDENCE = "arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/sagemaker/Endpoints/*"
@@ -51,3 +53,32 @@ def new_execution_role(scope: Construct, *, wildcard_reason: str, id: str = "Exe
             Acknowledgment(id=f"AwsSolutions::AwsSolutions-IAM5[Resource::{resource}]", reason=reason)
         )
     return role
+
+
+def acknowledge_wildcard(grantee: object, resource_arn: str, reason: str) -> None:
+    """Acknowledge cdk-nag's AwsSolutions-IAM5 finding for one wildcard resource this library grants.
+
+    Only where the library knows why the wildcard is right (an object prefix whose keys are made
+    at run time, ...). The finding id quotes the resource as cdk-nag prints it, so it is derived
+    from the resolved ARN. Grantees that are not constructs (an imported principal) are skipped.
+    """
+    if not isinstance(grantee, Construct):
+        return
+    evidence = _nag_evidence(Stack.of(grantee).resolve(resource_arn))
+    Validations.of(grantee).acknowledge(
+        Acknowledgment(id=f"AwsSolutions::AwsSolutions-IAM5[Resource::{evidence}]", reason=reason)
+    )
+
+
+def _nag_evidence(value: Any) -> str:
+    """A resolved CloudFormation value written the way cdk-nag prints it in a finding id."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and "Ref" in value:
+        return f"<{value['Ref']}>"
+    if isinstance(value, dict) and "Fn::GetAtt" in value:
+        return "<{}.{}>".format(*value["Fn::GetAtt"])
+    if isinstance(value, dict) and "Fn::Join" in value:
+        separator, parts = value["Fn::Join"]
+        return str(separator).join(_nag_evidence(p) for p in parts)
+    return str(value)

@@ -17,9 +17,8 @@ prefixes, publish to the given topics, and use of the KMS key.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from aws_cdk import Acknowledgment, RemovalPolicy, Stack, Validations
+from aws_cdk import RemovalPolicy
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
@@ -27,6 +26,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
+from ._roles import acknowledge_wildcard
 from ._tokens import is_unresolved
 from ._validate import check_int_range
 from .errors import PoolConfigError
@@ -222,16 +222,12 @@ class AsyncInference:
         for key in self._keys(with_topic_keys=True):
             # Write SSE-KMS objects and publish to KMS-encrypted topics; read SSE-KMS inputs.
             key.grant(role, *_KMS_ACTIONS)
-        if isinstance(role, Construct):
-            reason = (
-                "SageMaker names each async response after a generated id: the model's execution role reads only "
-                "under the input prefix and writes only under the output and failure prefixes of the async bucket."
-            )
-            for prefix in (self.input_prefix, self.output_prefix, self.failure_prefix):
-                evidence = _nag_evidence(Stack.of(role), bucket.arn_for_objects(prefix + "*"))
-                Validations.of(role).acknowledge(
-                    Acknowledgment(id=f"AwsSolutions::AwsSolutions-IAM5[Resource::{evidence}]", reason=reason)
-                )
+        reason = (
+            "SageMaker names each async response after a generated id: the model's execution role reads only "
+            "under the input prefix and writes only under the output and failure prefixes of the async bucket."
+        )
+        for prefix in (self.input_prefix, self.output_prefix, self.failure_prefix):
+            acknowledge_wildcard(role, bucket.arn_for_objects(prefix + "*"), reason)
 
     def _grant_caller(self, grantee: iam.IGrantable, bucket: s3.IBucket) -> iam.Grant:
         """What a caller of InvokeEndpointAsync needs in S3: write inputs, read responses and failures."""
@@ -251,22 +247,11 @@ class AsyncInference:
         for key in self._keys():
             # PutObject with SSE-KMS needs GenerateDataKey; GetObject needs Decrypt.
             grant = grant.combine(key.grant(grantee, *_KMS_ACTIONS))
+        reason = (
+            "Callers name their request objects and SageMaker names responses after generated ids: the caller "
+            "writes only under the input prefix and reads only under the output and failure prefixes."
+        )
+        for prefix in (self.input_prefix, self.output_prefix, self.failure_prefix):
+            acknowledge_wildcard(grantee, bucket.arn_for_objects(prefix + "*"), reason)
         return grant
 
-
-def _nag_evidence(stack: Stack, value: str) -> str:
-    """``value`` (a string with tokens) written the way cdk-nag prints it in a finding id."""
-    return _flatten(stack.resolve(value))
-
-
-def _flatten(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict) and "Ref" in value:
-        return f"<{value['Ref']}>"
-    if isinstance(value, dict) and "Fn::GetAtt" in value:
-        return "<{}.{}>".format(*value["Fn::GetAtt"])
-    if isinstance(value, dict) and "Fn::Join" in value:
-        separator, parts = value["Fn::Join"]
-        return str(separator).join(_flatten(p) for p in parts)
-    return str(value)

@@ -20,7 +20,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from ._roles import new_execution_role
+from ._roles import acknowledge_wildcard, new_execution_role
 from ._tokens import is_unresolved
 from ._validate import check_name
 from .errors import PoolConfigError
@@ -107,6 +107,9 @@ class ModelData:
         resource = self.bucket.arn_for_objects(self.key + ("*" if self.is_prefix else ""))
         iam.Grant.add_to_principal(grantee=grantee, actions=["s3:GetObject"], resource_arns=[resource])
         if self.is_prefix:
+            acknowledge_wildcard(
+                grantee, resource, "Reads the objects under this model build's own prefix (ModelDataSource S3Prefix), nothing else."
+            )
             iam.Grant.add_to_principal(
                 grantee=grantee,
                 actions=["s3:ListBucket"],

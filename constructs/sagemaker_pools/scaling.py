@@ -268,6 +268,28 @@ class ScalableCapacity(Construct):
         policy.node.add_dependency(self.target)
         return policy
 
+    def _target_tracking(
+        self,
+        id: str,
+        target_value: float,
+        behaviour: tuple[Duration | None, Duration | None, bool],
+        **metric: object,
+    ) -> appscaling.CfnScalingPolicy:
+        """A target-tracking policy on ``metric`` (a customized or a predefined metric specification)."""
+        field = f"{self._field}.{id}"
+        scale_in_cooldown, scale_out_cooldown, disable_scale_in = behaviour
+        return self._policy(
+            id,
+            "TargetTrackingScaling",
+            target_tracking_scaling_policy_configuration=appscaling.CfnScalingPolicy.TargetTrackingScalingPolicyConfigurationProperty(
+                target_value=target_value,
+                scale_in_cooldown=_cooldown(scale_in_cooldown, f"{field}.scale_in_cooldown"),
+                scale_out_cooldown=_cooldown(scale_out_cooldown, f"{field}.scale_out_cooldown"),
+                disable_scale_in=disable_scale_in or None,
+                **metric,  # type: ignore[arg-type]
+            ),
+        )
+
     def scale_to_track_metric(
         self,
         id: str,
@@ -291,16 +313,11 @@ class ScalableCapacity(Construct):
         field = f"{self._field}.{id}"
         _check_target(target_value, f"{field}.target_value")
         queries = metric_data_queries(metric, f"{field}.metric")
-        return self._policy(
+        return self._target_tracking(
             id,
-            "TargetTrackingScaling",
-            target_tracking_scaling_policy_configuration=appscaling.CfnScalingPolicy.TargetTrackingScalingPolicyConfigurationProperty(
-                target_value=target_value,
-                customized_metric_specification=appscaling.CfnScalingPolicy.CustomizedMetricSpecificationProperty(metrics=queries),
-                scale_in_cooldown=_cooldown(scale_in_cooldown, f"{field}.scale_in_cooldown"),
-                scale_out_cooldown=_cooldown(scale_out_cooldown, f"{field}.scale_out_cooldown"),
-                disable_scale_in=disable_scale_in or None,
-            ),
+            target_value,
+            (scale_in_cooldown, scale_out_cooldown, disable_scale_in),
+            customized_metric_specification=appscaling.CfnScalingPolicy.CustomizedMetricSpecificationProperty(metrics=queries),
         )
 
     def scale_to_track_predefined(
@@ -325,17 +342,12 @@ class ScalableCapacity(Construct):
         _check_target(target_value, f"{field}.target_value")
         if not predefined_metric_type.startswith("SageMaker"):
             raise PoolConfigError(f"{field}.predefined_metric_type", predefined_metric_type, "a SageMaker predefined metric type (SageMaker...)")
-        return self._policy(
+        return self._target_tracking(
             id,
-            "TargetTrackingScaling",
-            target_tracking_scaling_policy_configuration=appscaling.CfnScalingPolicy.TargetTrackingScalingPolicyConfigurationProperty(
-                target_value=target_value,
-                predefined_metric_specification=appscaling.CfnScalingPolicy.PredefinedMetricSpecificationProperty(
-                    predefined_metric_type=predefined_metric_type
-                ),
-                scale_in_cooldown=_cooldown(scale_in_cooldown, f"{field}.scale_in_cooldown"),
-                scale_out_cooldown=_cooldown(scale_out_cooldown, f"{field}.scale_out_cooldown"),
-                disable_scale_in=disable_scale_in or None,
+            target_value,
+            (scale_in_cooldown, scale_out_cooldown, disable_scale_in),
+            predefined_metric_specification=appscaling.CfnScalingPolicy.PredefinedMetricSpecificationProperty(
+                predefined_metric_type=predefined_metric_type
             ),
         )
 

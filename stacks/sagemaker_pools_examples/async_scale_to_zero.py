@@ -66,12 +66,6 @@ class AsyncScaleToZeroStack(Stack):
             model_data=ModelData.from_s3_prefix(artifacts, MODEL_PREFIX),
             environment={"OPTION_QUANTIZE": "awq", "OPTION_MAX_ROLLING_BATCH_SIZE": "16"},
         )
-        Validations.of(model).acknowledge(
-            Acknowledgment(
-                id=f"AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::{ARTIFACTS_BUCKET}/{MODEL_PREFIX}*]",
-                reason="The execution role reads the objects under its own model build's prefix, nothing else.",
-            )
-        )
 
         self.endpoint = PooledEndpoint(
             self,
@@ -100,14 +94,3 @@ class AsyncScaleToZeroStack(Stack):
         # Whoever submits work: the account's principals that assume this role.
         self.client = iam.Role(self, "AsyncClient", assumed_by=iam.AccountRootPrincipal())
         self.endpoint.grant_invoke_async(self.client)
-        bucket = self.endpoint.async_bucket
-        assert bucket is not None
-        bucket_id = self.resolve(self.get_logical_id(bucket.node.default_child))  # type: ignore[arg-type]
-        for prefix in ("async-inference/input/", "async-inference/output/", "async-inference/failure/"):
-            Validations.of(self.client).acknowledge(
-                Acknowledgment(
-                    id=f"AwsSolutions::AwsSolutions-IAM5[Resource::<{bucket_id}.Arn>/{prefix}*]",
-                    reason="Callers name their request objects and SageMaker names responses after generated ids: "
-                    "the client writes only under the input prefix and reads only under the output and failure prefixes.",
-                )
-            )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Acknowledgment, Duration, Stack, Validations
+from aws_cdk import Duration, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
@@ -56,12 +56,6 @@ class InferenceComponentPoolsStack(Stack):
         def build(name: str, prefix: str, env: dict[str, str]) -> PoolModel:
             model = PoolModel(
                 self, name, image=image, model_data=ModelData.from_s3_prefix(artifacts, prefix), environment=env
-            )
-            Validations.of(model).acknowledge(
-                Acknowledgment(
-                    id=f"AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::{ARTIFACTS_BUCKET}/{prefix}*]",
-                    reason="The execution role reads the objects under its own model build's prefix, nothing else.",
-                )
             )
             return model
 

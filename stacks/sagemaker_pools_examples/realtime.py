@@ -88,18 +88,9 @@ class RealtimePooledLlmStack(Stack):
         )
         image = ContainerImage.from_image_uri(LMI_IMAGE)
 
-        bucket_logical_id = self.resolve(self.get_logical_id(self.artifacts.node.default_child))  # type: ignore[arg-type]
-
         def build(name: str, prefix: str, env: dict[str, str]) -> PoolModel:
             model = PoolModel(
                 self, name, image=image, model_data=ModelData.from_s3_prefix(self.artifacts, prefix), environment=env
-            )
-            # cdk-nag names each object wildcard separately; this one is the build's own prefix.
-            Validations.of(model).acknowledge(
-                Acknowledgment(
-                    id=f"AwsSolutions::AwsSolutions-IAM5[Resource::<{bucket_logical_id}.Arn>/{prefix}*]",
-                    reason="The execution role reads the objects under its own model build's prefix, nothing else.",
-                )
             )
             return model
 
