@@ -277,3 +277,14 @@ def test_grant_invoke_is_scoped_to_the_endpoint() -> None:
         "Resource": {"Fn::GetAtt": [endpoint_id, "EndpointArn"]},
     }
     assert statements[1]["Resource"]["Fn::Join"][1][-1] == ":endpoint/legacy-llm"
+
+
+def test_endpoint_name_is_the_literal_when_fixed_and_a_token_otherwise() -> None:
+    stack = new_stack()
+    base = PoolModel.from_model_name(stack, "Base", "base")
+    pools = [InstancePool(instance_type=G6E)]
+    named = PooledEndpoint(stack, "Named", model=base, pools=pools, endpoint_name="llm-pooled")
+    generated = PooledEndpoint(stack, "Generated", model=base, pools=pools)
+    assert named.endpoint_name == "llm-pooled"
+    assert cdk.Token.is_unresolved(generated.endpoint_name)
+    assert stack.resolve(generated.endpoint_name) == {"Fn::GetAtt": [stack.get_logical_id(generated.node.default_child), "EndpointName"]}  # type: ignore[arg-type]

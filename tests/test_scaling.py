@@ -66,9 +66,14 @@ def test_scalable_targets_use_the_service_linked_role_and_depend_on_the_endpoint
         assert props["ServiceNamespace"] == "sagemaker"
         assert props["ScalableDimension"] == VARIANT_INSTANCE_COUNT
         (endpoint_id,) = [e for e in endpoints if logical_id.startswith(e[:5])]
-        # through the GetAtt of the endpoint's name (never a redundant DependsOn: cfn-lint W3005)
-        assert {"Fn::GetAtt": [endpoint_id, "EndpointName"]} in props["ResourceId"]["Fn::Join"][1]
-        assert "DependsOn" not in target
+        # Either through the GetAtt of a generated name, or (a fixed name is a literal) through
+        # DependsOn: exactly one of them (both would be redundant: cfn-lint W3005).
+        resource_id = props["ResourceId"]
+        if isinstance(resource_id, dict):
+            assert {"Fn::GetAtt": [endpoint_id, "EndpointName"]} in resource_id["Fn::Join"][1]
+            assert "DependsOn" not in target
+        else:
+            assert resource_id.startswith("endpoint/") and target["DependsOn"] == [endpoint_id]
     # No IAM role per endpoint (the alpha L2 makes one per endpoint and collides on the second).
     assert resources(template, "AWS::IAM::Role") == {}
 
@@ -76,9 +81,11 @@ def test_scalable_targets_use_the_service_linked_role_and_depend_on_the_endpoint
 def test_targets_are_keyed_per_variant(template: dict[str, Any]) -> None:
     (first,) = _by_prefix(template, "AWS::ApplicationAutoScaling::ScalableTarget", "FirstScalingAllTraffic").values()
     assert (first["Properties"]["MinCapacity"], first["Properties"]["MaxCapacity"]) == (2, 8)  # min defaults to initial
-    assert first["Properties"]["ResourceId"]["Fn::Join"][1][0] == "endpoint/"
+    resource_id = first["Properties"]["ResourceId"]
+    assert (resource_id if isinstance(resource_id, str) else resource_id["Fn::Join"][1][0]).startswith("endpoint/")
     (second,) = _by_prefix(template, "AWS::ApplicationAutoScaling::ScalableTarget", "SecondScalingBlue").values()
-    assert second["Properties"]["ResourceId"]["Fn::Join"][1][-1] == "/variant/Blue"
+    resource_id = second["Properties"]["ResourceId"]
+    assert (resource_id if isinstance(resource_id, str) else resource_id["Fn::Join"][1][-1]).endswith("/variant/Blue")
 
 
 def test_weighted_policy(template: dict[str, Any]) -> None:

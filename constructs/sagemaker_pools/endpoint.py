@@ -316,6 +316,7 @@ class PooledEndpoint(EndpointBase):
 
         super().__init__(scope, id, variant_name=variant_name)
         self.pools: tuple[InstancePool, ...] = resolved
+        self._fixed_name = endpoint_name
         self.model = model
         self.initial_instance_count = initial_instance_count
         self.instance_scaling = instance_scaling
@@ -379,8 +380,12 @@ class PooledEndpoint(EndpointBase):
 
     @property
     def endpoint_name(self) -> str:
-        """The endpoint's name."""
-        return str(self._resource.attr_endpoint_name)
+        """The endpoint's name: the literal ``endpoint_name`` when one was given, else a token.
+
+        As CDK's L2s do with physical names: a literal lets alarms and dashboards name the
+        endpoint without depending on it, which is what allows the endpoint's own rollback alarms.
+        """
+        return self._fixed_name if self._fixed_name is not None else str(self._resource.attr_endpoint_name)
 
     @property
     def endpoint_arn(self) -> str:
