@@ -1,0 +1,171 @@
+"""One timed call to the endpoint, and the boto3 client it runs on.
+
+The clock starts at botocore's ``before-send`` event: the request is serialized and signed,
+and the next thing that happens is the HTTP send. Client-side preparation (about 1 ms of
+Python per call) is therefore not counted as endpoint latency. The clock stops when the whole
+response has been read (for streams: the last event). Time to first token is the first
+non-empty ``PayloadPart``; inter-token latencies are the gaps between consecutive parts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import socket
+import threading
+import time
+from typing import Any
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import (
+    ClientError,
+    ConnectionClosedError,
+    ConnectTimeoutError,
+    EndpointConnectionError,
+    ReadTimeoutError,
+    ResponseStreamingError,
+)
+
+from .options import BenchOptions, Connection
+from .tokens import count_stream_tokens, count_tokens
+
+__all__ = ["Record", "Invoker", "make_client", "error_kind"]
+
+
+@dataclasses.dataclass(slots=True)
+class Record:
+    """One measured request (times are ``time.perf_counter()`` seconds).
+
+    Attributes:
+        sent: when the request went out.
+        latency: from ``sent`` to the last byte of the response (or the failure).
+        ok: True when the whole response arrived.
+        error: the kind of failure (an AWS error code, ``timeout``, ``connection``, ...).
+        body: index of the request body.
+        ttft: streaming: time to the first token (first non-empty part).
+        gaps: streaming: the gaps between consecutive parts.
+        out_bytes: response bytes (streaming: payload bytes).
+        chunks: streaming: non-empty parts received.
+        tokens: the output token count the response reported, if any.
+        lag: open loop: how late the request left compared with its schedule.
+    """
+
+    sent: float
+    latency: float
+    ok: bool
+    error: str | None
+    body: int
+    ttft: float | None = None
+    gaps: list[float] | None = None
+    out_bytes: int = 0
+    chunks: int = 0
+    tokens: int | None = None
+    lag: float | None = None
+
+
+def make_client(connection: Connection, options: BenchOptions, pool_size: int) -> Any:
+    """A sagemaker-runtime client whose connection pool holds ``pool_size`` connections.
+
+    A pool smaller than the threads sharing it makes callers open and discard extra
+    connections (or wait), and that cost lands in the measured latency.
+    """
+    session = boto3.session.Session(
+        aws_access_key_id=connection.access_key,
+        aws_secret_access_key=connection.secret_key,
+        aws_session_token=connection.token,
+        region_name=connection.region,
+    )
+    config = Config(
+        retries={"mode": "standard", "total_max_attempts": 1 + options.retries},
+        max_pool_connections=max(1, pool_size),
+        read_timeout=options.timeout_s,
+        connect_timeout=min(options.timeout_s, 10.0),
+        tcp_keepalive=True,
+        parameter_validation=False,  # validated once up front; saves work on every call
+        user_agent_extra="sagemaker-pools-bench",
+    )
+    return session.client("sagemaker-runtime", config=config, endpoint_url=connection.endpoint_url)
+
+
+def error_kind(exc: BaseException) -> str:
+    """A short name for a failure: the AWS error code, or ``timeout`` / ``connection``."""
+    if isinstance(exc, ClientError):  # includes EventStreamError (ModelStreamError, ...)
+        return str(exc.response.get("Error", {}).get("Code") or "ClientError")
+    if isinstance(exc, ConnectTimeoutError):
+        return "connect-timeout"
+    if isinstance(exc, (ReadTimeoutError, socket.timeout, TimeoutError)) or "Timeout" in type(exc).__name__:
+        return "timeout"
+    if isinstance(exc, (EndpointConnectionError, ConnectionClosedError, ResponseStreamingError, ConnectionError)):
+        return "connection"
+    if "Protocol" in type(exc).__name__ or "Connection" in type(exc).__name__:
+        return "connection"
+    return type(exc).__name__
+
+
+class Invoker:
+    """Calls the endpoint from any number of threads and times each call."""
+
+    def __init__(self, client: Any, options: BenchOptions) -> None:
+        self.client = client
+        self.options = options
+        self._local = threading.local()
+        client.meta.events.register("before-send.sagemaker-runtime", self._mark_sent)
+        params: dict[str, Any] = {"EndpointName": options.endpoint, "ContentType": options.content_type}
+        for key, value in (
+            ("Accept", options.accept),
+            ("InferenceComponentName", options.inference_component),
+            ("TargetVariant", options.target_variant),
+            ("CustomAttributes", options.custom_attributes),
+        ):
+            if value is not None:
+                params[key] = value
+        self._params = params
+
+    def _mark_sent(self, **_: Any) -> None:
+        self._local.sent = time.perf_counter()
+
+    def call(self, body_index: int) -> Record:
+        """Send body ``body_index`` once; never raises for a failed request (it is recorded)."""
+        self._local.sent = None
+        called = time.perf_counter()
+        body = self.options.bodies[body_index]
+        record = Record(sent=called, latency=0.0, ok=False, error=None, body=body_index)
+        parts: list[bytes] = []
+        try:
+            if self.options.stream:
+                self._stream(body, record, parts)
+            else:
+                response = self.client.invoke_endpoint(Body=body, **self._params)
+                parts.append(response["Body"].read())
+            record.ok = True
+        except Exception as exc:  # every failure is a result, counted by kind
+            record.error = error_kind(exc)
+        done = time.perf_counter()
+        record.sent = self._local.sent or called
+        record.latency = done - record.sent
+        if record.ttft is not None:
+            record.ttft -= record.sent
+        # after the clock stopped: counting tokens is the client's work, not the endpoint's
+        if record.ok:
+            record.out_bytes = sum(len(p) for p in parts)
+            record.tokens = count_stream_tokens(parts) if self.options.stream else count_tokens(parts[0])
+        return record
+
+    def _stream(self, body: bytes, record: Record, parts: list[bytes]) -> None:
+        response = self.client.invoke_endpoint_with_response_stream(Body=body, **self._params)
+        gaps: list[float] = []
+        previous = None
+        record.gaps = gaps
+        for event in response["Body"]:
+            part = event.get("PayloadPart")
+            data = part.get("Bytes", b"") if part else b""
+            if not data:
+                continue
+            now = time.perf_counter()
+            if previous is None:
+                record.ttft = now  # made relative to `sent` by the caller
+            else:
+                gaps.append(now - previous)
+            previous = now
+            parts.append(data)
+        record.chunks = len(parts)

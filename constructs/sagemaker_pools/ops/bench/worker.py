@@ -1,0 +1,213 @@
+"""A benchmark worker process: its own interpreter, client and connection pool.
+
+Threads in one Python process share one interpreter lock: when many responses arrive at once,
+each waits for the lock before it can stop its clock, and the wait shows up as latency. The
+runner therefore spreads the in-flight requests over several processes, each with a connection
+pool as large as its thread count, and keeps every per-request figure (no sampling).
+
+Protocol over the pipe: the worker sends ``("ready",)`` once its client exists, waits for the
+runner's ``go`` event, runs, and sends ``("done", records)`` or ``("error", message)``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import itertools
+import random
+import signal
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from .invoke import Invoker, Record, make_client
+from .options import BenchOptions, Connection
+
+__all__ = ["WorkerPlan", "Shared", "worker_main", "Schedule", "RAMP_UP_S"]
+
+#: Closed loop: the threads start one after another over this long (at most the warm-up).
+RAMP_UP_S = 1.0
+
+
+@dataclasses.dataclass(frozen=True)
+class WorkerPlan:
+    """What one worker runs: its index among ``workers`` processes, and the run's options."""
+
+    index: int
+    workers: int
+    options: BenchOptions
+    connection: Connection
+
+
+@dataclasses.dataclass
+class Shared:
+    """Objects shared with the runner (multiprocessing primitives).
+
+    Attributes:
+        go: set by the runner once every worker is ready and ``times`` is filled in.
+        stop: set by the runner to end the run early (Ctrl-C).
+        times: ``[warm-up start, measured start, measured end]`` in ``perf_counter`` seconds
+            (the end is +inf for a run bounded by ``--requests`` only).
+        tickets: measured requests started so far (for ``--requests``).
+        counters: per worker ``[done, errors, latency sum]`` of measured requests (progress).
+    """
+
+    go: Any
+    stop: Any
+    times: Any
+    tickets: Any
+    counters: Any
+
+
+class Schedule:
+    """When this worker's requests start: a closed loop, or this worker's share of an open loop."""
+
+    def __init__(self, plan: WorkerPlan, shared: Shared) -> None:
+        options = plan.options
+        self.warm_start, self.start, self.end = (float(t) for t in shared.times[:3])
+        self.limit = options.requests
+        self.tickets = shared.tickets
+        self._lock = threading.Lock()
+        self._rng = random.Random(f"{options.seed}-{plan.index}")
+        self._next = self.warm_start
+        self._k = itertools.count()
+        self._index = plan.index
+        self._workers = plan.workers
+        self._rate = options.rate
+        self._poisson = options.arrival == "poisson"
+
+    def take_ticket(self) -> bool:
+        """Claim one measured request; False once ``--requests`` have been claimed."""
+        if self.limit is None:
+            return True
+        with self.tickets.get_lock():
+            if self.tickets.value >= self.limit:
+                return False
+            self.tickets.value += 1
+            return True
+
+    def next_slot(self) -> float:
+        """Open loop: the next scheduled start time of this worker (thread-safe)."""
+        assert self._rate is not None
+        with self._lock:
+            if self._poisson:
+                self._next += self._rng.expovariate(self._rate / self._workers)
+                return self._next
+            k = next(self._k)
+            return self.warm_start + (k * self._workers + self._index) / self._rate
+
+
+class _Bodies:
+    """Picks request bodies: in turn across all workers, or at random."""
+
+    def __init__(self, plan: WorkerPlan) -> None:
+        self._n = len(plan.options.bodies)
+        self._sample = plan.options.sample
+        self._rng = random.Random(f"bodies-{plan.options.seed}-{plan.index}")
+        self._count = itertools.count(plan.index, plan.workers)
+        self._lock = threading.Lock()
+
+    def next(self) -> int:
+        with self._lock:
+            return self._rng.randrange(self._n) if self._sample else next(self._count) % self._n
+
+
+class _Sink:
+    """Collects measured records and keeps the progress counters current."""
+
+    def __init__(self, counters: Any, index: int) -> None:
+        self.records: list[Record] = []
+        self._lock = threading.Lock()
+        self._counters = counters
+        self._base = index * 3
+
+    def add(self, record: Record) -> None:
+        with self._lock:
+            self.records.append(record)
+            self._counters[self._base] += 1
+            if not record.ok:
+                self._counters[self._base + 1] += 1
+            self._counters[self._base + 2] += record.latency
+
+
+def _sleep_until(deadline: float) -> None:
+    delay = deadline - time.perf_counter()
+    if delay > 0:
+        time.sleep(delay)
+
+
+def _closed_loop(invoker: Invoker, schedule: Schedule, bodies: _Bodies, sink: _Sink, stop: Any, offset: float) -> None:
+    _sleep_until(schedule.warm_start + offset)
+    while not stop.is_set():
+        now = time.perf_counter()
+        if now >= schedule.end:
+            return
+        measured = now >= schedule.start
+        if measured and not schedule.take_ticket():
+            return
+        record = invoker.call(bodies.next())
+        if measured:
+            sink.add(record)
+
+
+def _open_loop(invoker: Invoker, schedule: Schedule, bodies: _Bodies, sink: _Sink, stop: Any, offset: float) -> None:
+    while not stop.is_set():
+        slot = schedule.next_slot()
+        if slot >= schedule.end:
+            return
+        measured = slot >= schedule.start
+        if measured and not schedule.take_ticket():
+            return
+        _sleep_until(slot)
+        lag = time.perf_counter() - slot
+        record = invoker.call(bodies.next())
+        record.lag = lag
+        if measured:
+            sink.add(record)
+
+
+def run_threads(plan: WorkerPlan, shared: Shared, invoker: Invoker) -> list[Record]:
+    """Run this worker's threads to the end of the run; return its measured records."""
+    schedule = Schedule(plan, shared)
+    bodies = _Bodies(plan)
+    sink = _Sink(shared.counters, plan.index)
+    options = plan.options
+    loop: Callable[..., None] = _open_loop if options.rate is not None else _closed_loop
+    # Closed loop: ramp up, one thread after another over the first second of the warm-up, so
+    # that the threads do not move in lockstep (all sending, then all parsing, at once).
+    ramp = min(options.warmup_s, RAMP_UP_S)
+    threads = [
+        threading.Thread(
+            target=loop,
+            args=(invoker, schedule, bodies, sink, shared.stop, ramp * (plan.index + k * plan.workers) / options.concurrency),
+            daemon=True,
+        )
+        for k in range(options.threads_of(plan.index))
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return sink.records
+
+
+def worker_main(plan: WorkerPlan, shared: Shared, conn: Any) -> None:
+    """Process entry point (see the module docstring for the protocol)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the runner decides when to stop
+    try:
+        client = make_client(plan.connection, plan.options, plan.options.threads_of(plan.index))
+        invoker = Invoker(client, plan.options)
+        conn.send(("ready",))
+        if not shared.go.wait(timeout=600):
+            return
+        # Move everything allocated so far out of the collector's sight: full collections
+        # then only scan what the run allocates, which keeps their pauses out of the tail.
+        gc.collect()
+        gc.freeze()
+        records = run_threads(plan, shared, invoker)
+        conn.send(("done", records))
+    except Exception as exc:  # reported by the runner as one line
+        conn.send(("error", f"{type(exc).__name__}: {exc}"))
+    finally:
+        conn.close()

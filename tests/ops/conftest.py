@@ -1,0 +1,76 @@
+"""Fixtures for the ``sagemaker-pools`` command tests: Stubber-wrapped clients, a CLI runner, a local server.
+
+No test calls AWS: control-plane calls go to botocore's ``Stubber`` (which checks every
+request and every canned response against the SageMaker service model), runtime calls go to a
+SageMaker-runtime-compatible server on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+
+sys.path.insert(0, str(Path(__file__).parent))  # ops_samples, ops_support
+
+from ops_support import NOW, Result, StubClients  # noqa: E402
+
+from sagemaker_pools.ops.bench.localserver import Behaviour, LocalRuntimeServer  # noqa: E402
+from sagemaker_pools.ops.cli import main  # noqa: E402
+from sagemaker_pools.ops.context import Context  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def isolated_aws_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Dummy credentials, a fixed region, no config files, no instance metadata service."""
+    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_SAGEMAKER", "AWS_REGION"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDTESTTESTTESTTEST")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test-secret")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
+
+
+@pytest.fixture
+def sm() -> Any:
+    """A real SageMaker client (never reaches AWS: wrapped in the ``stub`` fixture's Stubber)."""
+    return boto3.client("sagemaker", region_name="us-east-1")
+
+
+@pytest.fixture
+def stub(sm: Any) -> Iterator[Stubber]:
+    """botocore's Stubber on ``sm``; every queued response must be used by the test."""
+    with Stubber(sm) as stubber:
+        yield stubber
+        stubber.assert_no_pending_responses()
+
+
+@pytest.fixture
+def run_cli(sm: Any) -> Callable[..., Result]:
+    """Run ``sagemaker-pools ARGS`` against the stubbed client; sleeping is instant and recorded."""
+
+    def run(*argv: str, monotonic: Callable[[], float] | None = None) -> Result:
+        out, err = io.StringIO(), io.StringIO()
+        sleeps: list[float] = []
+        ctx = Context(clients=StubClients(sm), out=out, err=err, sleep=sleeps.append, now=lambda: NOW)
+        if monotonic is not None:
+            ctx.monotonic = monotonic
+        code = main(list(argv), context=ctx)
+        return Result(code, out.getvalue(), err.getvalue(), sleeps)
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def runtime_server() -> Iterator[LocalRuntimeServer]:
+    """A SageMaker-runtime-compatible server on 127.0.0.1 for the whole session."""
+    with LocalRuntimeServer(Behaviour()) as server:
+        yield server

@@ -1,0 +1,33 @@
+"""Helpers shared by the command tests (importable by name: conftest modules are not)."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from typing import Any
+
+from sagemaker_pools.ops.aws import AwsOptions, Clients
+
+#: The fixed "now" of command runs (names generated from the time use it).
+NOW = dt.datetime(2026, 11, 29, 10, 15, 0, tzinfo=dt.timezone.utc)
+
+
+class StubClients(Clients):
+    """Clients whose SageMaker client is the given (Stubber-wrapped) one."""
+
+    def __init__(self, sagemaker: Any) -> None:
+        super().__init__(AwsOptions(region="us-east-1"))
+        self._sagemaker = sagemaker
+
+    def sagemaker(self) -> Any:
+        return self._sagemaker
+
+
+@dataclasses.dataclass
+class Result:
+    """What one command run printed and returned."""
+
+    code: int
+    out: str
+    err: str
+    sleeps: list[float]
