@@ -7,7 +7,7 @@ import keyword
 import re
 from collections.abc import Mapping, Sequence
 
-__all__ = ["literal", "camel_case", "snake_case", "type_suffix"]
+__all__ = ["literal", "camel_case", "snake_case", "type_suffix", "app_main"]
 
 
 def literal(value: object, indent: int = 0) -> str:
@@ -60,3 +60,16 @@ def type_suffix(instance_type: str) -> str:
     """``"ml.g6e.48xlarge"`` -> ``"G6e48xlarge"``: the part that names a pool in ids."""
     text = instance_type[3:] if instance_type.startswith("ml.") else instance_type
     return camel_case(text, default="Type")
+
+
+def app_main(stack_class: str) -> list[str]:
+    """The lines that end a generated app: two blank lines and a ``__main__`` block that synthesizes ``stack_class``."""
+    return [
+        "",
+        "",
+        'if __name__ == "__main__":',
+        "    app = App()",
+        f'    {stack_class}(app, "{stack_class}")',
+        "    app.synth()",
+        "",
+    ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .codegen import camel_case, literal, snake_case, type_suffix
+from .codegen import app_main, camel_case, literal, snake_case, type_suffix
 from .migrate import MigrationPlan
 
 __all__ = ["code_gaps", "pooled_endpoint_code"]
@@ -140,15 +140,7 @@ def pooled_endpoint_code(plan: MigrationPlan) -> str:
     lines.append('            "Endpoint",')
     lines.extend(f"            {kw}" if kw.startswith("#") else f"            {kw}," for kw in kwargs)
     lines.append("        )")
-    lines += [
-        "",
-        "",
-        'if __name__ == "__main__":',
-        "    app = App()",
-        f'    {stack_class}(app, "{stack_class}")',
-        "    app.synth()",
-        "",
-    ]
+    lines += app_main(stack_class)
     return "\n".join(lines)
 
 

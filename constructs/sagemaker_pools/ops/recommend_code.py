@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..instance_types import is_known_instance_type
-from .codegen import camel_case, literal, snake_case, type_suffix
+from .codegen import app_main, camel_case, literal, snake_case, type_suffix
 from .recommend import PoolProposal, Recommendation
 
 __all__ = ["recommendation_code"]
@@ -65,12 +65,6 @@ def recommendation_code(job_name: str, proposal: PoolProposal) -> str:
         "    def __init__(self, scope: Construct, construct_id: str) -> None:",
         "        super().__init__(scope, construct_id)",
         *[f"        {line}" if line else "" for chunk in body for line in chunk.split("\n")],
-        "",
-        "",
-        'if __name__ == "__main__":',
-        "    app = App()",
-        f'    {stack_class}(app, "{stack_class}")',
-        "    app.synth()",
-        "",
+        *app_main(stack_class),
     ]
     return "\n".join(lines)
