@@ -45,3 +45,19 @@ def test_instance_storage_table() -> None:
     assert has_instance_storage("ml.p4d.24xlarge") is True
     assert has_instance_storage("ml.inf2.48xlarge") is False
     assert has_instance_storage("ml.g7.48xlarge") is None
+
+
+def test_token_detection_fast_paths_agree_with_cdk() -> None:
+    import aws_cdk as cdk
+
+    from sagemaker_pools._tokens import is_unresolved
+
+    stack = cdk.Stack(cdk.App(), "Tokens")
+    number = cdk.CfnParameter(stack, "N", type="Number").value_as_number
+    text = cdk.CfnParameter(stack, "S").value_as_string
+    listed = cdk.CfnParameter(stack, "L", type="CommaDelimitedList").value_as_list
+    for value in (number, text, f"prefix-{text}", listed, cdk.Aws.REGION, cdk.Duration.minutes(1)):
+        assert is_unresolved(value) == cdk.Token.is_unresolved(value), value
+        assert is_unresolved(value) is not isinstance(value, cdk.Duration)
+    for value in ("ml.g6e.48xlarge", "${not a token}", 3, 2.5, -1e30, True, None):
+        assert is_unresolved(value) is False

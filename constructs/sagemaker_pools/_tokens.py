@@ -19,8 +19,22 @@ def is_unresolved(value: object) -> bool:
     (a ``CfnParameter``, an attribute of another resource, ...). In Python, number tokens are
     large negative floats, which is why a naive ``count >= 1`` check wrongly rejects them.
     """
-    if "aws_cdk" not in sys.modules or value is None or isinstance(value, bool):
-        return False
+    if "aws_cdk" not in sys.modules or value is None or isinstance(value, (bool, int)):
+        return False  # an int is never a token: CDK encodes number tokens as huge negative floats
+    # Fast paths without a round trip to Node (this is called for nearly every prop): CDK's
+    # string tokens always carry "${Token[" (or "#{Token[" for lists); number tokens are floats
+    # near -1.9e289.
+    if isinstance(value, str):
+        if "{Token[" not in value:
+            return False
+    elif isinstance(value, float):
+        if value > _NUMBER_TOKEN_CEILING:
+            return False
     from aws_cdk import Token
 
     return bool(Token.is_unresolved(value))
+
+
+# CDK's number tokens are doubles encoded far below any real value (DOUBLE_TOKEN_MARKER in aws-cdk's
+# token encoding, about -1.888e289); anything above this cannot be one.
+_NUMBER_TOKEN_CEILING = -1e280

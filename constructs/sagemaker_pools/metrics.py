@@ -97,6 +97,8 @@ class MetricSpec:
 _US = cloudwatch.Unit.MICROSECONDS
 _PCT = cloudwatch.Unit.PERCENT
 _ENDPOINT_ONLY = ("EndpointName",)
+#: The default period, built once (each Duration.minutes() is a round trip to Node).
+_ONE_MINUTE = Duration.minutes(1)
 
 #: The SageMaker metrics this library knows (SageMaker developer guide, "Amazon SageMaker AI
 #: metrics in Amazon CloudWatch"). Others can still be made by passing ``namespace=``.
@@ -237,7 +239,7 @@ def sagemaker_metric(
         dimensions_map=dimensions,
         statistic=options.get("statistic", spec.statistic if spec else "Average"),
         unit=options.get("unit", spec.unit if spec else None),
-        period=options.get("period", Duration.minutes(1)),
+        period=options.get("period", _ONE_MINUTE),
         label=options.get("label"),
         color=options.get("color"),
         account=options.get("account"),

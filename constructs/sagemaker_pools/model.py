@@ -331,6 +331,7 @@ class PoolModel(Construct):
                     )
                 )
 
+        self._model_name_token: str | None = None
         self._resource = sagemaker.CfnModel(
             self,
             "Resource",
@@ -371,7 +372,10 @@ class PoolModel(Construct):
     @property
     def model_name(self) -> str:
         """The SageMaker model name (a token resolved at deploy time)."""
-        return str(self._resource.attr_model_name)
+        # Read once: each attribute read is a round trip to Node, and every pool reads it.
+        if self._model_name_token is None:
+            self._model_name_token = str(self._resource.attr_model_name)
+        return self._model_name_token
 
     @property
     def model_arn(self) -> str:
