@@ -613,6 +613,7 @@ def dashboard_widgets(endpoint_name: str, pools: Sequence[PoolSpec], *, y: int, 
     for i, p in enumerate(pools, start=1):
         util.append([{"label": f"{p.instance_type} utilization", "expression": f"c{i} / {p.max_concurrency}", "period": 60,
                       "visible": False, "id": f"u{i}"}])
+    for i, p in enumerate(pools, start=1):
         util.append(m(SAGEMAKER_NS, "ConcurrentRequestsPerModel", p.instance_type, id=f"c{i}", visible=False, period=60, stat="Maximum"))
     graphs = [
         ("Model latency p50 / p99 (µs)",

@@ -9,19 +9,24 @@ CloudWatch refuses a dashboard with more than 500 widgets, a graph with more tha
 dashboard with more than 2,500 metrics (metrics used only inside math expressions count). CDK
 checks none of these; ``PoolDashboard`` counts as it adds and fails at synth time with
 :class:`PoolConfigError` instead of at deploy time.
+
+The body is written as plain JSON (the layout CDK's ``Dashboard`` would render) rather than
+through ``GraphWidget``/``Metric`` objects: each of those is a round trip to Node, and on a fleet
+of pooled endpoints they were most of the library's synth overhead (docs/performance.md).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-from aws_cdk import Duration
+from aws_cdk import Aws, Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
 from .errors import PoolConfigError
-from .metrics import DEFAULT_UTILIZATION_STRATEGY, UtilizationStrategy, flatten_metric
+from .metrics import DEFAULT_UTILIZATION_STRATEGY, SAGEMAKER_METRICS, MetricSource, UtilizationStrategy, flatten_metric
 from .pools import InstancePool, resolve_pools
 
 if TYPE_CHECKING:
@@ -53,7 +58,7 @@ class PoolDashboard(Construct):
         period: of every graph. Default: 1 minute.
 
     Attributes:
-        dashboard: the ``cloudwatch.Dashboard``.
+        dashboard: the ``cloudwatch.CfnDashboard`` (its body is plain JSON, see the module docs).
         widget_count: widgets so far.
         metric_count: metrics and expressions so far (CloudWatch's dashboard count).
     """
@@ -69,9 +74,12 @@ class PoolDashboard(Construct):
         period: Duration = Duration.minutes(1),
     ) -> None:
         super().__init__(scope, id)
-        self.dashboard = cloudwatch.Dashboard(self, "Resource", dashboard_name=dashboard_name)
+        self._widgets: list[dict[str, Any]] = []
+        self._next_row = 0
+        self.dashboard = cloudwatch.CfnDashboard(self, "Resource", dashboard_name=dashboard_name, dashboard_body=self._body())
         self.utilization_target = utilization_target
         self.period = period
+        self._period_s = int(period.to_seconds())
         self.widget_count = 0
         self.metric_count = 0
         for endpoint in endpoints:
@@ -89,51 +97,33 @@ class PoolDashboard(Construct):
             raise PoolConfigError(f"{field}.pools", None, "the endpoint's InstancePool list (required for an imported endpoint)")
         resolved = resolve_pools(pools, f"{field}.pools")
         types = [p.instance_type for p in resolved]
-        period = self.period
+        period = self._period_s
+        source = MetricSource.variant(endpoint.endpoint_name, endpoint.variant_name)
 
-        def per_type(make: Callable[[str], list[cloudwatch.IMetric]]) -> list[cloudwatch.IMetric]:
-            return [m for t in types for m in make(t)]
+        def line(metric_name: str, t: str, label: str, statistic: str | None = None) -> list[Any]:
+            spec = SAGEMAKER_METRICS[metric_name]
+            return _metric_json(spec.namespace, metric_name, source, t, {"label": label}, period, statistic or spec.statistic)
 
         scaling = getattr(endpoint, "auto_scaling", None)
         target = getattr(scaling, "utilization_target", None) or self.utilization_target
         strategy: UtilizationStrategy = getattr(scaling, "utilization_strategy", None) or DEFAULT_UTILIZATION_STRATEGY
-        e = endpoint
-        graphs: list[tuple[str, list[cloudwatch.IMetric]]] = [
-            (
-                "Model latency p50 / p99 (µs)",
-                per_type(
-                    lambda t: [
-                        e.metric_model_latency(instance_type=t, statistic="p50", label=f"{t} p50", period=period),
-                        e.metric_model_latency(instance_type=t, statistic="p99", label=f"{t} p99", period=period),
-                    ]
-                ),
-            ),
-            (
-                "Concurrent requests per model (max)",
-                per_type(lambda t: [e.metric_concurrent_requests_per_model(instance_type=t, label=t, period=period)]),
-            ),
-            ("GPU utilization (% x GPUs)", per_type(lambda t: [e.metric_gpu_utilization(instance_type=t, label=t, period=period)])),
-            ("Instances", per_type(lambda t: [e.metric_instance_count(instance_type=t, label=t, period=period)])),
-            (
-                "Invocations per instance",
-                per_type(lambda t: [e.metric_invocations_per_instance(instance_type=t, label=t, period=period)]),
-            ),
+        graphs: list[tuple[str, list[list[Any]]]] = [
+            ("Model latency p50 / p99 (µs)", [line("ModelLatency", t, f"{t} {s}", s) for t in types for s in ("p50", "p99")]),
+            ("Concurrent requests per model (max)", [line("ConcurrentRequestsPerModel", t, t) for t in types]),
+            ("GPU utilization (% x GPUs)", [line("GPUUtilization", t, t) for t in types]),
+            ("Instances", [line(source.presence_metric, t, t, "SampleCount") for t in types]),
+            ("Invocations per instance", [line("InvocationsPerInstance", t, t) for t in types]),
             (
                 "Errors (4XX / 5XX)",
-                per_type(
-                    lambda t: [
-                        e.metric_invocation_4xx_errors(instance_type=t, label=f"{t} 4XX", period=period),
-                        e.metric_invocation_5xx_errors(instance_type=t, label=f"{t} 5XX", period=period),
-                    ]
-                ),
+                [line(f"Invocation{c}Errors", t, f"{t} {c}") for t in types for c in ("4XX", "5XX")],
             ),
         ]
         weighted = all(p.max_concurrency is not None for p in resolved)
         if weighted:
-            utilization = e.metric_weighted_utilization(strategy=strategy, pools=resolved, period=period)
-            graphs.append((f"Weighted utilization ({strategy.value})", [utilization]))
+            utilization = endpoint.metric_weighted_utilization(strategy=strategy, pools=resolved, period=self.period)
+            graphs.append((f"Weighted utilization ({strategy.value})", _expression_json(utilization, period)))
 
-        counts = [sum(_count(m) for m in metrics) for _, metrics in graphs]
+        counts = [len(metrics) for _, metrics in graphs]
         for (title, _), count in zip(graphs, counts):
             if count > MAX_METRICS_PER_GRAPH:
                 raise PoolConfigError(
@@ -160,36 +150,71 @@ class PoolDashboard(Construct):
             f"{p.priority}. `{p.instance_type}`" + (f" (max {p.max_concurrency:g} concurrent)" if p.max_concurrency else "")
             for p in resolved
         )
-        self.dashboard.add_widgets(
-            cloudwatch.TextWidget(
-                markdown=f"## {endpoint.endpoint_name} / {endpoint.variant_name}\nPools in priority order: {order}",
-                width=24,
-                height=2,
-            )
+        top = self._next_row
+        self._widgets.append(
+            {
+                "type": "text",
+                "width": 24,
+                "height": 2,
+                "x": 0,
+                "y": top,
+                "properties": {"markdown": f"## {endpoint.endpoint_name} / {endpoint.variant_name}\nPools in priority order: {order}"},
+            }
         )
-        rendered: list[cloudwatch.IWidget] = []
-        for title, metrics in graphs:
-            utilization_graph = weighted and metrics is graphs[-1][1]
-            rendered.append(
-                cloudwatch.GraphWidget(
-                    title=title,
-                    left=metrics,
-                    width=_GRAPH_WIDTH,
-                    height=_GRAPH_HEIGHT,
-                    period=period,
-                    left_annotations=[cloudwatch.HorizontalAnnotation(value=target, label=f"scaling target {target:g}")]
-                    if utilization_graph
-                    else None,
-                    left_y_axis=cloudwatch.YAxisProps(min=0, show_units=False) if utilization_graph else None,
-                )
+        region = Aws.REGION
+        for k, (title, metrics) in enumerate(graphs):
+            properties: dict[str, Any] = {"view": "timeSeries", "title": title, "region": region, "metrics": metrics}
+            y_axis: dict[str, Any] = {}
+            if weighted and k == len(graphs) - 1:
+                properties["annotations"] = {
+                    "horizontal": [{"value": target, "label": f"scaling target {target:g}", "yAxis": "left"}]
+                }
+                y_axis = {"left": {"min": 0, "showUnits": False}}
+            properties["yAxis"] = y_axis
+            properties["period"] = period
+            self._widgets.append(
+                {
+                    "type": "metric",
+                    "width": _GRAPH_WIDTH,
+                    "height": _GRAPH_HEIGHT,
+                    "x": _GRAPH_WIDTH * (k % 3),
+                    "y": top + 2 + _GRAPH_HEIGHT * (k // 3),
+                    "properties": properties,
+                }
             )
-        for row in range(0, len(rendered), 3):
-            self.dashboard.add_widgets(*rendered[row : row + 3])
+        self._next_row = top + 2 + _GRAPH_HEIGHT * -(-len(graphs) // 3)
+        self.dashboard.dashboard_body = self._body()
+
+    def _body(self) -> str:
+        # Tokens (endpoint names, the region) stay "${Token[...]}" inside the JSON text and
+        # CloudFormation receives an Fn::Join, as CDK's own Dashboard renders it.
+        return json.dumps({"widgets": self._widgets}, ensure_ascii=False, separators=(",", ":"))
 
 
-def _count(metric: cloudwatch.IMetric) -> int:
-    """Metrics and expressions ``metric`` renders as (a plain metric without a jsii round trip)."""
-    if isinstance(metric, cloudwatch.Metric):
-        return 1
-    flat = flatten_metric(metric, "PoolDashboard.metric")
-    return len(flat.stats) + len(flat.expressions) + (1 if flat.expression is not None else 0)
+def _metric_json(
+    namespace: str, metric_name: str, source: MetricSource, instance_type: str, options: dict[str, Any], period: int, statistic: str
+) -> list[Any]:
+    """One metric line of a graph, as CloudWatch's dashboard body spells it (dimensions by name)."""
+    dimensions = sorted((*source.dimensions, ("InstanceType", instance_type)))
+    rendered = {**options, "period": period}
+    if statistic != "Average":  # CloudWatch's default statistic: CDK leaves it out too
+        rendered["stat"] = statistic
+    return [namespace, metric_name, *(part for pair in dimensions for part in pair), rendered]
+
+
+def _expression_json(expression: cloudwatch.IMetric, period: int) -> list[list[Any]]:
+    """A metric-math expression as graph lines: the expression shown, its inputs hidden."""
+    flat = flatten_metric(expression, "PoolDashboard.metric")
+    lines: list[list[Any]] = [[{"label": getattr(expression, "label", None) or "", "expression": flat.expression, "period": period}]]
+    for ident, text in flat.expressions.items():
+        entry: dict[str, Any] = {"expression": text, "period": period, "visible": False, "id": ident}
+        if ident in flat.labels:
+            entry = {"label": flat.labels[ident], **entry}
+        lines.append([entry])
+    for ident, stat in flat.stats.items():
+        dimensions = sorted((d.name, d.value) for d in (stat.dimensions or []))
+        options: dict[str, Any] = {"id": ident, "visible": False, "period": period}
+        if stat.statistic != "Average":
+            options["stat"] = stat.statistic
+        lines.append([stat.namespace, stat.metric_name, *(part for pair in dimensions for part in pair), options])
+    return lines
