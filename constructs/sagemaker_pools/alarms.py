@@ -30,7 +30,7 @@ from ._tokens import is_unresolved
 from ._validate import check_int_range, seconds_in_range
 from .errors import PoolConfigError
 from .metrics import MetricSource, instance_count_metric, sagemaker_metric
-from .pools import InstancePool, resolve_pools
+from .pools import InstancePool
 
 if TYPE_CHECKING:
     from .endpoint import EndpointBase
@@ -96,10 +96,7 @@ class PoolAlarms(Construct):
         topic: sns.ITopic | None = None,
     ) -> None:
         field = "PoolAlarms"
-        pools = pools if pools is not None else getattr(endpoint, "pools", None)
-        if pools is None:
-            raise PoolConfigError(f"{field}.pools", None, "the endpoint's InstancePool list (required for an imported endpoint)")
-        resolved = resolve_pools(pools, f"{field}.pools")
+        resolved = endpoint.pools_or(pools, field)
         types = [p.instance_type for p in resolved]
         thresholds = {t: _latency_us(p99_latency, f"{field}.p99_latency") for t in types}
         for key, value in (p99_latency_by_type or {}).items():
@@ -115,7 +112,7 @@ class PoolAlarms(Construct):
         frequency = seconds_in_range(metric_publish_frequency, f"{field}.metric_publish_frequency", 10, 300)
         if frequency not in PUBLISH_FREQUENCIES:
             raise PoolConfigError(f"{field}.metric_publish_frequency", f"{frequency} seconds", f"one of {PUBLISH_FREQUENCIES} seconds")
-        scaling = getattr(endpoint, "auto_scaling", None)
+        scaling = endpoint.auto_scaling
         if max_capacity is None and scaling is not None:
             max_capacity = scaling.max_capacity
         check_int_range(max_capacity, f"{field}.max_capacity", 1, None, "instances")

@@ -26,8 +26,8 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
 from .errors import PoolConfigError
-from .metrics import DEFAULT_UTILIZATION_STRATEGY, SAGEMAKER_METRICS, MetricSource, UtilizationStrategy, flatten_metric
-from .pools import InstancePool, resolve_pools
+from .metrics import DEFAULT_UTILIZATION_STRATEGY, SAGEMAKER_METRICS, MetricSource, flatten_metric
+from .pools import InstancePool
 
 if TYPE_CHECKING:
     from .endpoint import EndpointBase
@@ -92,10 +92,7 @@ class PoolDashboard(Construct):
             PoolConfigError: no pools, or CloudWatch's widget or metric limits would be exceeded.
         """
         field = "PoolDashboard.endpoints"
-        pools = pools if pools is not None else getattr(endpoint, "pools", None)
-        if pools is None:
-            raise PoolConfigError(f"{field}.pools", None, "the endpoint's InstancePool list (required for an imported endpoint)")
-        resolved = resolve_pools(pools, f"{field}.pools")
+        resolved = endpoint.pools_or(pools, field)
         types = [p.instance_type for p in resolved]
         period = self._period_s
         source = MetricSource.variant(endpoint.endpoint_name, endpoint.variant_name)
@@ -104,9 +101,9 @@ class PoolDashboard(Construct):
             spec = SAGEMAKER_METRICS[metric_name]
             return _metric_json(spec.namespace, metric_name, source, t, {"label": label}, period, statistic or spec.statistic)
 
-        scaling = getattr(endpoint, "auto_scaling", None)
-        target = getattr(scaling, "utilization_target", None) or self.utilization_target
-        strategy: UtilizationStrategy = getattr(scaling, "utilization_strategy", None) or DEFAULT_UTILIZATION_STRATEGY
+        scaling = endpoint.auto_scaling
+        target = (scaling.utilization_target if scaling else None) or self.utilization_target
+        strategy = (scaling.utilization_strategy if scaling else None) or DEFAULT_UTILIZATION_STRATEGY
         graphs: list[tuple[str, list[list[Any]]]] = [
             ("Model latency p50 / p99 (µs)", [line("ModelLatency", t, f"{t} {s}", s) for t in types for s in ("p50", "p99")]),
             ("Concurrent requests per model (max)", [line("ConcurrentRequestsPerModel", t, t) for t in types]),

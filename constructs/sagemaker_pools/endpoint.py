@@ -51,11 +51,32 @@ DEFAULT_VARIANT_NAME = "AllTraffic"
 
 
 class EndpointBase(Resource):
-    """What every pooled endpoint offers, created here or imported: its name, ARN and grants."""
+    """What every pooled endpoint offers, created here or imported: its name, ARN and grants.
+
+    Attributes:
+        variant_name: the production variant.
+        pools: the pools in priority order; ``None`` for an imported endpoint (pass them where needed).
+        auto_scaling: the variant's autoscaling once :meth:`PooledEndpoint.auto_scale` was called.
+    """
+
+    pools: tuple[InstancePool, ...] | None = None
+    auto_scaling: VariantScaling | None = None
 
     def __init__(self, scope: Construct, id: str, *, variant_name: str) -> None:
         super().__init__(scope, id)
         self.variant_name = variant_name
+
+    def pools_or(self, pools: Sequence[InstancePool] | None, field: str) -> tuple[InstancePool, ...]:
+        """``pools`` validated, or this endpoint's own pools when ``pools`` is None.
+
+        Raises:
+            PoolConfigError: neither is there (an imported endpoint needs ``pools=``), or ``pools`` is invalid.
+        """
+        if pools is not None:
+            return resolve_pools(pools, f"{field}.pools")
+        if self.pools is None:
+            raise PoolConfigError(f"{field}.pools", None, "the endpoint's InstancePool list (required for an imported endpoint)")
+        return self.pools
 
     @property
     def endpoint_name(self) -> str:
@@ -101,9 +122,8 @@ class EndpointBase(Resource):
         return sagemaker_metric(metric_name, source, instance_type=instance_type, namespace=namespace, **options)
 
     def _check_metric_instance_type(self, instance_type: str | None) -> None:
-        pools = getattr(self, "pools", None)
-        if instance_type is not None and pools and not is_unresolved(instance_type):
-            types = [p.instance_type for p in pools]
+        if instance_type is not None and self.pools and not is_unresolved(instance_type):
+            types = [p.instance_type for p in self.pools]
             if instance_type not in types:
                 raise PoolConfigError("metric.instance_type", instance_type, f"one of this endpoint's pools: {', '.join(types)}")
 
@@ -189,14 +209,10 @@ class EndpointBase(Resource):
             period: Default: 1 minute.
             label: Default: names the strategy.
         """
-        pools = pools if pools is not None else getattr(self, "pools", None)
-        if pools is None:
-            raise PoolConfigError(
-                "metric_weighted_utilization.pools", None, "the endpoint's InstancePool list (with max_concurrency) for an imported endpoint"
-            )
+        field = "metric_weighted_utilization" if pools is not None else "PooledEndpoint"
+        resolved = self.pools_or(pools, "metric_weighted_utilization")
         source = MetricSource.variant(self.endpoint_name, self.variant_name)
-        field = "PooledEndpoint" if pools is getattr(self, "pools", None) else "metric_weighted_utilization"
-        return weighted_utilization(source, pools, strategy=strategy, statistic=statistic, period=period, label=label, field=field)
+        return weighted_utilization(source, resolved, strategy=strategy, statistic=statistic, period=period, label=label, field=field)
 
 
 class _ImportedEndpoint(EndpointBase):
@@ -574,9 +590,6 @@ class PooledEndpoint(EndpointBase):
         return _ImportedEndpoint(scope, id, endpoint_name, variant_name)
 
     # -- autoscaling (issue 3) ------------------------------------------------------------------
-
-    #: The :class:`VariantScaling` made by :meth:`auto_scale`, once called (dashboards read its target).
-    auto_scaling: VariantScaling | None = None
 
     def auto_scale(self, *, max_capacity: int, min_capacity: int | None = None) -> VariantScaling:
         """Let Application Auto Scaling change this variant's instance count; add policies to the result.

@@ -688,17 +688,10 @@ class ComponentScaling(ScalableCapacity):
             statistic: of ``ConcurrentRequestsPerCopy``. Default: ``"Maximum"``.
             others: as :meth:`~sagemaker_pools.scaling.ScalableCapacity.scale_to_track_metric`.
         """
-        field = "InferenceComponent.auto_scale.scale_on_weighted_utilization"
-        if not is_unresolved(target) and (isinstance(target, bool) or not isinstance(target, (int, float)) or not 0 < target <= 1):
-            raise PoolConfigError(f"{field}.target", target, "a number in (0, 1]")
-        metric = self.component.metric_weighted_utilization(strategy=strategy, statistic=statistic)
-        return self.scale_to_track_metric(
-            "WeightedUtilization",
-            target_value=target,
-            metric=metric,
-            scale_in_cooldown=scale_in_cooldown,
-            scale_out_cooldown=scale_out_cooldown,
-            disable_scale_in=disable_scale_in,
+        return self._track_utilization(
+            lambda: self.component.metric_weighted_utilization(strategy=strategy, statistic=statistic),
+            target,
+            (scale_in_cooldown, scale_out_cooldown, disable_scale_in),
         )
 
     def scale_from_zero(self, *, cooldown: Duration = Duration.minutes(1)) -> StepScaling:

@@ -21,7 +21,7 @@ first use, so no IAM role is made per endpoint.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -36,10 +36,8 @@ from ._validate import check_int_range, seconds_in_range
 from .errors import PoolConfigError
 from .metrics import (
     DEFAULT_UTILIZATION_STRATEGY,
-    MetricSource,
     UtilizationStrategy,
     flatten_metric,
-    weighted_utilization,
 )
 
 if TYPE_CHECKING:
@@ -290,6 +288,28 @@ class ScalableCapacity(Construct):
             ),
         )
 
+    def _track_utilization(
+        self,
+        utilization: Callable[[], cloudwatch.IMetric],
+        target: float,
+        behaviour: tuple[Duration | None, Duration | None, bool],
+    ) -> appscaling.CfnScalingPolicy:
+        """Target tracking (id ``WeightedUtilization``) on a 0.0-1.0 utilization, at ``target`` in (0, 1].
+
+        ``utilization`` is built after the target is checked, so that a bad target is reported
+        as such rather than hidden behind a pool without ``max_concurrency``.
+        """
+        _check_target(target, f"{self._field}.scale_on_weighted_utilization.target", 1.0)
+        scale_in_cooldown, scale_out_cooldown, disable_scale_in = behaviour
+        return self.scale_to_track_metric(
+            "WeightedUtilization",
+            target_value=target,
+            metric=utilization(),
+            scale_in_cooldown=scale_in_cooldown,
+            scale_out_cooldown=scale_out_cooldown,
+            disable_scale_in=disable_scale_in,
+        )
+
     def scale_to_track_metric(
         self,
         id: str,
@@ -488,22 +508,10 @@ class VariantScaling(ScalableCapacity):
             scale_in_cooldown, scale_out_cooldown: Default: Application Auto Scaling's (300 s).
             disable_scale_in: Default: ``False``.
         """
-        field = f"{self._field}.scale_on_weighted_utilization"
-        _check_target(target, f"{field}.target", 1.0)
-        metric = weighted_utilization(
-            MetricSource.variant(self.endpoint.endpoint_name, self.endpoint.variant_name),
-            self.endpoint.pools,
-            strategy=strategy,
-            statistic=statistic,
-            field="PooledEndpoint",
-        )
-        policy = self.scale_to_track_metric(
-            "WeightedUtilization",
-            target_value=target,
-            metric=metric,
-            scale_in_cooldown=scale_in_cooldown,
-            scale_out_cooldown=scale_out_cooldown,
-            disable_scale_in=disable_scale_in,
+        policy = self._track_utilization(
+            lambda: self.endpoint.metric_weighted_utilization(strategy=strategy, statistic=statistic),
+            target,
+            (scale_in_cooldown, scale_out_cooldown, disable_scale_in),
         )
         self.utilization_target = target
         self.utilization_strategy = strategy
