@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Stack, Validations
+from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
@@ -18,12 +18,10 @@ from constructs import Construct
 
 from sagemaker_pools import AsyncInference, ContainerImage, InstancePool, ModelData, PooledEndpoint, PoolModel
 
+from ._shared import ARTIFACTS_BUCKET, LMI_IMAGE, access_log_bucket
+
 __all__ = ["AsyncScaleToZeroStack"]
 
-#: A SageMaker Large Model Inference (LMI) container in us-east-1 (replace for your region).
-LMI_IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.33.0-lmi15.0.0-cu128"
-#: The bucket that holds the model build, made outside this stack.
-ARTIFACTS_BUCKET = "my-llm-artifacts"
 MODEL_PREFIX = "llm/8b-awq/"
 
 
@@ -41,17 +39,7 @@ class AsyncScaleToZeroStack(Stack):
     def __init__(self, scope: Construct, id: str, **kwargs: Any) -> None:
         super().__init__(scope, id, **kwargs)
 
-        access_logs = s3.Bucket(
-            self,
-            "AsyncAccessLogs",
-            encryption=s3.BucketEncryption.S3_MANAGED,
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            enforce_ssl=True,
-            removal_policy=RemovalPolicy.RETAIN,
-        )
-        Validations.of(access_logs).acknowledge(
-            Acknowledgment(id="AwsSolutions::AwsSolutions-S1", reason="This is the access-log bucket itself.")
-        )
+        access_logs = access_log_bucket(self, "AsyncAccessLogs")
         # One customer-managed key for the responses and the topics: SageMaker, acting as the
         # model's execution role, encrypts both with it.
         self.key = kms.Key(self, "AsyncKey", enable_key_rotation=True, removal_policy=RemovalPolicy.RETAIN)

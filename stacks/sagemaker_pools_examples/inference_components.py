@@ -27,12 +27,10 @@ from sagemaker_pools import (
     PoolModel,
 )
 
+from ._shared import ARTIFACTS_BUCKET, LMI_IMAGE
+
 __all__ = ["InferenceComponentPoolsStack"]
 
-#: A SageMaker Large Model Inference (LMI) container in us-east-1 (replace for your region).
-LMI_IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.33.0-lmi15.0.0-cu128"
-#: The bucket that holds the model builds, made outside this stack.
-ARTIFACTS_BUCKET = "my-llm-artifacts"
 
 P5, G6 = "ml.p5.48xlarge", "ml.g6.48xlarge"
 

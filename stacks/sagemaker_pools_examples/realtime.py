@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Stack, Validations
+from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
@@ -30,10 +30,10 @@ from sagemaker_pools import (
     PoolModel,
 )
 
+from ._shared import LMI_IMAGE, access_log_bucket
+
 __all__ = ["RealtimePooledLlmStack"]
 
-#: A SageMaker Large Model Inference (LMI) container in us-east-1 (replace for your region).
-LMI_IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.33.0-lmi15.0.0-cu128"
 #: A fixed endpoint name: the rollback alarms watch it (a generated name would be a dependency cycle).
 ENDPOINT_NAME = "llm-pooled"
 #: Autoscaling bounds of the variant (instances of any type).
@@ -58,17 +58,7 @@ class RealtimePooledLlmStack(Stack):
         super().__init__(scope, id, **kwargs)
 
         # S3 server access logs of the artifacts bucket (a log bucket cannot log to itself).
-        access_logs = s3.Bucket(
-            self,
-            "ArtifactsAccessLogs",
-            encryption=s3.BucketEncryption.S3_MANAGED,
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            enforce_ssl=True,
-            removal_policy=RemovalPolicy.RETAIN,
-        )
-        Validations.of(access_logs).acknowledge(
-            Acknowledgment(id="AwsSolutions::AwsSolutions-S1", reason="This is the access-log bucket itself.")
-        )
+        access_logs = access_log_bucket(self, "ArtifactsAccessLogs")
         # Model weights are the crown jewels: a customer-managed key, rotated, for the bucket.
         # (The instances' own storage needs no key: these three types have NVMe instance storage,
         # which their hardware encrypts; SageMaker rejects a KmsKeyId for them.)
