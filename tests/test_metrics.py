@@ -54,7 +54,7 @@ HELPERS = {
     "metric_memory_utilization": ("/aws/sagemaker/Endpoints", "MemoryUtilization", "Average", cloudwatch.Unit.PERCENT),
     "metric_gpu_utilization": ("/aws/sagemaker/Endpoints", "GPUUtilization", "Average", cloudwatch.Unit.PERCENT),
     "metric_gpu_memory_utilization": ("/aws/sagemaker/Endpoints", "GPUMemoryUtilization", "Average", cloudwatch.Unit.PERCENT),
-    "metric_instance_count": ("/aws/sagemaker/Endpoints", "CPUUtilization", "SampleCount", cloudwatch.Unit.PERCENT),
+    "metric_instance_count": ("AWS/SageMaker", "InstanceCount", "Average", None),
 }
 
 

@@ -57,10 +57,13 @@ class EndpointBase(Resource):
         variant_name: the production variant.
         pools: the pools in priority order; ``None`` for an imported endpoint (pass them where needed).
         auto_scaling: the variant's autoscaling once :meth:`PooledEndpoint.auto_scale` was called.
+        deployment: the endpoint's deployment policy; ``None`` for SageMaker's default or an
+            imported endpoint.
     """
 
     pools: tuple[InstancePool, ...] | None = None
     auto_scaling: VariantScaling | None = None
+    deployment: DeploymentPolicy | None = None
 
     def __init__(self, scope: Construct, id: str, *, variant_name: str) -> None:
         super().__init__(scope, id)
@@ -160,7 +163,7 @@ class EndpointBase(Resource):
         return self.metric("GPUMemoryUtilization", instance_type=instance_type, **options)
 
     def metric_instance_count(self, *, instance_type: str | None = None, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
-        """Instances reporting per period: ``SampleCount`` of ``CPUUtilization`` (see :func:`~sagemaker_pools.metrics.instance_count_metric`)."""
+        """``InstanceCount`` of the variant or of one type. Default: Average (see :func:`~sagemaker_pools.metrics.instance_count_metric`)."""
         self._check_metric_instance_type(instance_type)
         return instance_count_metric(MetricSource.variant(self.endpoint_name, self.variant_name), instance_type=instance_type, **options)
 
@@ -335,6 +338,7 @@ class PooledEndpoint(EndpointBase):
         self._fixed_name = endpoint_name
         self.model = model
         self.initial_instance_count = initial_instance_count
+        self.deployment = deployment
         self.instance_scaling = instance_scaling
         self.async_inference = async_inference
         #: The async bucket (inputs, responses, failures), or None for a real-time endpoint.

@@ -36,6 +36,7 @@ __all__ = [
     "DEFAULT_UTILIZATION_STRATEGY",
     "sagemaker_metric",
     "instance_count_metric",
+    "instance_samples_metric",
     "weighted_utilization",
     "flatten_metric",
     "FlatMetric",
@@ -129,6 +130,9 @@ SAGEMAKER_METRICS: Mapping[str, MetricSpec] = {
     "ApproximateBacklogSizePerInstance": MetricSpec(
         INVOCATION_NAMESPACE, "Average", dimension_keys=_ENDPOINT_ONLY, description="queued async requests per instance"
     ),
+    # Named by the instance-pool launch post among the metrics that carry InstanceType; the
+    # SageMaker metrics reference does not list it (docs/scaling.md, "The per-type count signal").
+    "InstanceCount": MetricSpec(INVOCATION_NAMESPACE, "Average", description="instances of the variant (of one type with InstanceType)"),
     "HasBacklogWithoutCapacity": MetricSpec(
         INVOCATION_NAMESPACE, "Average", dimension_keys=_ENDPOINT_ONLY, description="1 while requests wait and no instance runs"
     ),
@@ -250,15 +254,33 @@ def sagemaker_metric(
 def instance_count_metric(
     source: MetricSource, *, instance_type: str | None = None, **options: Unpack[MetricOptions]
 ) -> cloudwatch.Metric:
-    """Instances (for an inference component: copies) that report, per period.
+    """The instances of a variant (for an inference component: its copies), per type or in all.
 
-    SageMaker documents no instance-count metric with an ``InstanceType`` dimension, so this is the
-    ``SampleCount`` of the per-instance utilization metric (``CPUUtilization``; for inference
+    For a variant this is ``InstanceCount`` (namespace ``AWS/SageMaker``, dimensions
+    ``EndpointName``, ``VariantName`` and, per type, ``InstanceType``), statistic Average: the
+    instance-pool launch post lists it among the metrics that carry the ``InstanceType`` dimension.
+    For an inference component, whose weight is its copies, it is the ``SampleCount`` of
+    ``CPUUtilizationNormalized`` (:func:`instance_samples_metric`). See ``docs/scaling.md``, "The
+    per-type count signal".
+    """
+    if source.kind == "inference-component":
+        return instance_samples_metric(source, instance_type=instance_type, **options)
+    merged: MetricOptions = {"label": f"instances {instance_type or ''}".strip()}
+    merged.update(options)
+    return sagemaker_metric("InstanceCount", source, instance_type=instance_type, **merged)
+
+
+def instance_samples_metric(
+    source: MetricSource, *, instance_type: str | None = None, **options: Unpack[MetricOptions]
+) -> cloudwatch.Metric:
+    """Instances (for an inference component: copies) that report, derived from a per-instance metric.
+
+    The ``SampleCount`` of the per-instance utilization metric (``CPUUtilization``; for inference
     components ``CPUUtilizationNormalized``): every instance publishes one data point per publish
     interval, so the count per period is *instances x (period / publish interval)*. With the
     default 60-second publishing and a 1-minute period it is the instance count; with
     ``MetricsConfig.MetricPublishFrequencyInSeconds`` = f, pass ``period=Duration.seconds(f)``.
-    See ``docs/scaling.md``, "The per-type count signal".
+    The alternative to ``InstanceCount`` where that metric is not published (see ``docs/scaling.md``).
     """
     merged: MetricOptions = {"statistic": "SampleCount", "label": f"instances {instance_type or ''}".strip()}
     merged.update(options)
@@ -281,8 +303,8 @@ class UtilizationStrategy(enum.Enum):
     #: ``max_concurrency`` saturates first: tracking the maximum keeps it at the target. Empty
     #: pools read 0 and cannot dilute it. The default.
     MAX_OVER_TYPES = "max-over-types"
-    #: ``sum(u_i * n_i) / sum(n_i)`` with ``n_i`` the instances of type i (``SampleCount`` of
-    #: ``CPUUtilization`` per type): the average utilization per instance, over the types that
+    #: ``sum(u_i * n_i) / sum(n_i)`` with ``n_i`` the instances of type i (``InstanceCount`` per
+    #: type; copies for an inference component): the average utilization per instance, over the types that
     #: have instances. Falls back to the maximum while no instance count reports (``n`` = 0 or
     #: missing), so a missing count signal can never hold the fleet down.
     INSTANCE_WEIGHTED = "instance-weighted"
@@ -315,8 +337,8 @@ def weighted_utilization(
 
     A metric-math expression within CloudWatch's alarm rules (so usable for target tracking and
     alarms): at most 10 metrics (5 pools x concurrency and instance count), no ``SEARCH``, ids
-    ``c1..c5`` (concurrency of the pool of priority order 1..5), ``s1..s5`` (instance samples),
-    ``u1..u5`` (per-type utilization) and ``n`` (all instance samples).
+    ``c1..c5`` (concurrency of the pool of priority order 1..5), ``s1..s5`` (instances per
+    type, :func:`instance_count_metric`), ``u1..u5`` (per-type utilization) and ``n`` (all instances).
 
     Args:
         source: the variant (or inference component) whose metrics are read.
@@ -368,7 +390,7 @@ def weighted_utilization(
         f"s{i}": instance_count_metric(source, instance_type=p.instance_type, period=period)
         for i, p in enumerate(resolved, start=1)
     }
-    total = expression(" + ".join(samples), samples, "instance samples")
+    total = expression(" + ".join(samples), samples, "instances")
     weighted = " + ".join(f"u{i} * s{i}" for i in range(1, len(resolved) + 1))
     # FILL: without any count data the condition must still exist, so that the maximum takes over.
     return expression(f"IF(FILL(n, 0) > 0, ({weighted}) / n, {maximum})", {**utilization, **samples, "n": total}, label)
