@@ -20,28 +20,27 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
-from aws_cdk import aws_cloudwatch_actions as cw_actions
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from ._tokens import is_unresolved
-from ._validate import check_int_range, seconds_in_range
+from ._validate import check_int_range, duration_facts, seconds_in_range
 from .errors import PoolConfigError
 from .deployment import DeploymentPolicy
-from .metrics import MetricSource, instance_count_metric, sagemaker_metric
+from .metrics import MetricSource, instance_count_stat, sagemaker_stat
+from .queries import Math, Query, alarm_properties
 from .pools import InstancePool
 
 if TYPE_CHECKING:
     from .endpoint import EndpointBase
 
-__all__ = ["PoolAlarms"]
+__all__ = ["PoolAlarms", "L1Alarm"]
 
-#: Periods of the instance-count alarms.
-PRESENCE_PERIOD = Duration.minutes(5)
+#: Period of the instance-count alarms, in seconds.
 _PRESENCE_SECONDS = 300
 #: The at-max-capacity window when no deployment overlap asks for more: 3 periods.
 DEFAULT_AT_MAX_PERIODS = 3
@@ -84,6 +83,8 @@ class PoolAlarms(Construct):
         error_rate_alarm: the 5XX rate alarm.
         fallback_alarm: the fallback-in-use alarm, or ``None``.
         at_max_capacity_alarm: the at-max-capacity alarm, or ``None``.
+
+        Each is an :class:`L1Alarm`: an ``IAlarm`` over its ``CfnAlarm`` (``alarm.resource``).
     """
 
     def __init__(
@@ -128,53 +129,49 @@ class PoolAlarms(Construct):
         self.endpoint = endpoint
         source = MetricSource.variant(endpoint.endpoint_name, endpoint.variant_name)
         name = endpoint.endpoint_name
-        self._alarms: list[cloudwatch.Alarm] = []
+        self._actions = [topic.topic_arn] if topic is not None else None
+        self._alarms: list[L1Alarm] = []
 
-        self.latency_alarms: dict[str, cloudwatch.Alarm] = {}
+        self.latency_alarms: dict[str, L1Alarm] = {}
         for instance_type, threshold in thresholds.items():
             self.latency_alarms[instance_type] = self._alarm(
                 f"Latency-{instance_type}",
-                metric=sagemaker_metric("ModelLatency", source, instance_type=instance_type, statistic="p99"),
+                query=sagemaker_stat("ModelLatency", source, instance_type=instance_type, statistic="p99"),
                 threshold=threshold,
                 evaluation_periods=5,
                 datapoints_to_alarm=3,
                 description=f"p99 ModelLatency of {instance_type} on {name} above {threshold / 1e6:g} s in 3 of 5 minutes",
             )
 
-        requests = {
-            "errors": sagemaker_metric("Invocation5XXErrors", source),
-            "invocations": sagemaker_metric("Invocations", source),
-        }
+        requests = (
+            ("errors", sagemaker_stat("Invocation5XXErrors", source)),
+            ("invocations", sagemaker_stat("Invocations", source)),
+        )
         self.error_rate_alarm = self._alarm(
             "ErrorRate5xx",
             # Division by zero (no invocations) drops the data point: missing, not breaching.
-            metric=cloudwatch.MathExpression(
-                expression="100 * errors / invocations", using_metrics=requests, period=Duration.minutes(1), label="5XX error rate (%)"
-            ),
+            query=Math("100 * errors / invocations", requests, 60, "5XX error rate (%)"),
             threshold=error_rate_percent,
             evaluation_periods=5,
             datapoints_to_alarm=3,
             description=f"5XX errors above {error_rate_percent:g} % of invocations on {name} in 3 of 5 minutes",
         )
 
-        def counts(pools: Sequence[InstancePool], first: int, statistic: str) -> dict[str, cloudwatch.IMetric]:
-            return {
-                f"s{i}": instance_count_metric(source, instance_type=p.instance_type, statistic=statistic, period=PRESENCE_PERIOD)
+        def counts(pools: Sequence[InstancePool], first: int, statistic: str) -> tuple[tuple[str, Query], ...]:
+            return tuple(
+                (f"s{i}", instance_count_stat(source, instance_type=p.instance_type, statistic=statistic, period=_PRESENCE_SECONDS))
                 for i, p in enumerate(pools, start=first)
-            }
+            )
 
-        self.fallback_alarm: cloudwatch.Alarm | None = None
+        self.fallback_alarm: L1Alarm | None = None
         fallbacks = resolved[1:]
         if fallback_periods is not None and fallbacks:
             # Maximum: any fallback instance during the period.
             present = counts(fallbacks, 2, "Maximum")
             self.fallback_alarm = self._alarm(
                 "FallbackInUse",
-                metric=cloudwatch.MathExpression(
-                    expression=" + ".join(present), using_metrics=present, period=PRESENCE_PERIOD, label="fallback instances"
-                ),
+                query=Math(" + ".join(i for i, _ in present), present, _PRESENCE_SECONDS, "fallback instances"),
                 threshold=0,
-                comparison=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
                 evaluation_periods=fallback_periods,
                 datapoints_to_alarm=fallback_periods,
                 description=(
@@ -183,7 +180,7 @@ class PoolAlarms(Construct):
                 ),
             )
 
-        self.at_max_capacity_alarm: cloudwatch.Alarm | None = None
+        self.at_max_capacity_alarm: L1Alarm | None = None
         if max_capacity is not None:
             # Minimum: held throughout the period. Every type is summed (the documented dimension
             # set is per InstanceType); a deployment that doubles the count lasts fewer periods
@@ -191,9 +188,7 @@ class PoolAlarms(Construct):
             held = counts(resolved, 1, "Minimum")
             self.at_max_capacity_alarm = self._alarm(
                 "AtMaxCapacity",
-                metric=cloudwatch.MathExpression(
-                    expression=" + ".join(held), using_metrics=held, period=PRESENCE_PERIOD, label="instances"
-                ),
+                query=Math(" + ".join(i for i, _ in held), held, _PRESENCE_SECONDS, "instances"),
                 # ">= max_capacity" for integer counts.
                 threshold=max_capacity - 0.5,
                 evaluation_periods=at_max_periods,
@@ -201,40 +196,35 @@ class PoolAlarms(Construct):
                 description=f"{name} has run at its maximum of {max_capacity} instances for {at_max_periods * 5} minutes",
             )
 
-        if topic is not None:
-            action = cw_actions.SnsAction(topic)
-            for alarm in self._alarms:
-                alarm.add_alarm_action(action)
-                alarm.add_ok_action(action)
-
     def _alarm(
         self,
         id: str,
         *,
-        metric: cloudwatch.IMetric,
+        query: Query,
         threshold: float,
         evaluation_periods: int,
         datapoints_to_alarm: int,
         description: str,
-        comparison: cloudwatch.ComparisonOperator = cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-    ) -> cloudwatch.Alarm:
-        alarm = cloudwatch.Alarm(
+    ) -> L1Alarm:
+        alarm = L1Alarm(
             self,
             id,
-            metric=metric,
+            comparison_operator="GreaterThanThreshold",
             threshold=threshold,
-            comparison_operator=comparison,
             evaluation_periods=evaluation_periods,
             datapoints_to_alarm=datapoints_to_alarm,
             # No data = no traffic, no instance of that type, no fallback: not a problem.
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            treat_missing_data="notBreaching",
             alarm_description=description,
+            alarm_actions=self._actions,
+            ok_actions=self._actions,
+            **alarm_properties(query, f"PoolAlarms.{id}"),
         )
         self._alarms.append(alarm)
         return alarm
 
     @property
-    def alarms(self) -> list[cloudwatch.Alarm]:
+    def alarms(self) -> list[L1Alarm]:
         """Every alarm made, in creation order."""
         return list(self._alarms)
 
@@ -255,15 +245,70 @@ class PoolAlarms(Construct):
         return [self.error_rate_alarm, *self.latency_alarms.values()]
 
 
+class L1Alarm(cloudwatch.AlarmBase):
+    """A CloudWatch alarm written as its L1 (``AWS::CloudWatch::Alarm``, child ``"Resource"``), usable
+    wherever an ``IAlarm`` is: rollback alarms, composite-alarm rules, alarm actions.
+
+    CDK's ``Alarm`` renders its metric through ``Metric``/``MathExpression`` objects, a round trip
+    to Node each; this takes the rendered properties directly (see ``queries.alarm_properties``).
+
+    Args:
+        scope: parent construct.
+        id: construct id.
+        props: ``cloudwatch.CfnAlarm`` properties.
+
+    Attributes:
+        resource: the ``CfnAlarm``.
+    """
+
+    def __init__(self, scope: Construct, id: str, **props: Any) -> None:
+        super().__init__(scope, id)
+        self.resource = cloudwatch.CfnAlarm(self, "Resource", **props)
+        self._name: str | None = None
+        self._arn: str | None = None
+        self._actions: dict[str, list[str]] = {}
+
+    @property
+    def alarm_name(self) -> str:
+        """The alarm's name (a ``Ref``)."""
+        if self._name is None:
+            self._name = self.resource.ref
+        return self._name
+
+    @property
+    def alarm_arn(self) -> str:
+        """The alarm's ARN (``Fn::GetAtt Arn``)."""
+        if self._arn is None:
+            self._arn = self.resource.attr_arn
+        return self._arn
+
+    def add_alarm_action(self, *actions: cloudwatch.IAlarmAction) -> None:
+        """Run ``actions`` when the alarm goes to ALARM."""
+        self._add("alarm_actions", actions)
+
+    def add_ok_action(self, *actions: cloudwatch.IAlarmAction) -> None:
+        """Run ``actions`` when the alarm goes to OK."""
+        self._add("ok_actions", actions)
+
+    def add_insufficient_data_action(self, *actions: cloudwatch.IAlarmAction) -> None:
+        """Run ``actions`` when the alarm goes to INSUFFICIENT_DATA."""
+        self._add("insufficient_data_actions", actions)
+
+    def _add(self, kind: str, actions: Sequence[cloudwatch.IAlarmAction]) -> None:
+        arns = self._actions.setdefault(kind, list(getattr(self.resource, kind) or []))
+        arns.extend(action.bind(self, self).alarm_action_arn for action in actions)
+        setattr(self.resource, kind, list(arns))
+
+
 def _latency_us(value: Duration, field: str) -> float:
     if not isinstance(value, Duration):
         raise PoolConfigError(field, value, "an aws_cdk.Duration (e.g. Duration.seconds(30))")
-    if value.is_unresolved():
+    unresolved, seconds = duration_facts(value)
+    if unresolved:
         raise PoolConfigError(field, value, "a concrete duration (it becomes the alarm threshold in microseconds)")
-    seconds = value.to_seconds(integral=False)
     if not 0 < seconds <= 3600:
         raise PoolConfigError(field, f"{seconds} seconds", "more than 0 and at most 3600 seconds")
-    return float(value.to_milliseconds(integral=False) * 1000)
+    return float(seconds * 1_000_000)
 
 
 def _presence_periods(value: Duration, field: str) -> int:

@@ -265,6 +265,7 @@ class DeploymentPolicy:
             raise PoolConfigError("DeploymentPolicy.rollback_alarms", f"{len(items)} alarms", "at most 10 CloudWatch alarms")
         for alarm in items:
             # jsii interfaces are not runtime-checkable protocols: check the members we use.
-            if not hasattr(alarm, "alarm_name") or not hasattr(alarm, "alarm_arn"):
+            # On the class: reading the properties would be a round trip to Node each.
+            if not hasattr(type(alarm), "alarm_name") or not hasattr(type(alarm), "alarm_arn"):
                 raise PoolConfigError("DeploymentPolicy.rollback_alarms", alarm, "aws_cloudwatch.IAlarm objects (Alarm, Alarm.from_alarm_name ...)")
         return items

@@ -64,6 +64,8 @@ class EndpointBase(Resource):
     pools: tuple[InstancePool, ...] | None = None
     auto_scaling: VariantScaling | None = None
     deployment: DeploymentPolicy | None = None
+    #: True for an endpoint made without a variant model (it hosts inference components).
+    hosts_inference_components: bool = False
 
     def __init__(self, scope: Construct, id: str, *, variant_name: str) -> None:
         super().__init__(scope, id)
@@ -339,6 +341,7 @@ class PooledEndpoint(EndpointBase):
         self.model = model
         self.initial_instance_count = initial_instance_count
         self.deployment = deployment
+        self.hosts_inference_components = model is None
         self.instance_scaling = instance_scaling
         self.async_inference = async_inference
         #: The async bucket (inputs, responses, failures), or None for a real-time endpoint.
