@@ -358,3 +358,17 @@ def test_no_wait_is_refused_for_an_autoscaled_variant_before_any_change(
         "--apply deregisters it for the update and must wait to register it again: drop --no-wait",
     )
     assert calls == RECORD_CALLS
+
+
+def test_a_denied_autoscaling_call_names_its_own_permission(stub: Stubber, aas_stub: Stubber, run_cli: Any, calls: list[str]) -> None:
+    stub.add_response("describe_endpoint", LIVE, {"EndpointName": "my-endpoint"})
+    stub.add_response("describe_endpoint_config", s.SINGLE_CONFIG, {"EndpointConfigName": "my-config"})
+    stub.add_response("list_tags", s.SINGLE_TAGS, {"ResourceArn": s.SINGLE_CONFIG["EndpointConfigArn"]})
+    aas_stub.add_client_error("describe_scalable_targets", service_error_code="AccessDeniedException", service_message="denied")
+    result = run_cli("migrate", "my-endpoint", *FALLBACKS, "--apply")
+    assert (result.code, result.err.splitlines()[-1]) == (
+        1,
+        "sagemaker-pools: error: access denied: DescribeScalableTargets: denied "
+        "(the caller needs application-autoscaling:DescribeScalableTargets)",
+    )
+    assert "sagemaker:CreateEndpointConfig" not in calls  # nothing changed
