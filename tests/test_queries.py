@@ -82,11 +82,10 @@ def test_to_and_from_cloudwatch_round_trip() -> None:
     assert flatten(back) == flatten(query)
     stat = Stat("AWS/SageMaker", "ModelLatency", (("EndpointName", "llm"),), "p99", 60, cloudwatch.Unit.MICROSECONDS, "p99")
     assert from_cloudwatch(to_cloudwatch(stat)) == stat
-    # Inputs keep their own period when the caller's Duration stands for the top one.
+    # CDK's MathExpression applies its own period to every input.
     slow = Stat("AWS/SageMaker", "InstanceCount", (("EndpointName", "llm"),), "Minimum", 300)
-    mixed = Math("100 * s / n", (("s", stat), ("n", slow)), 60, "mixed")
-    rendered = from_cloudwatch(to_cloudwatch(mixed, period=Duration.minutes(1)))
-    assert {k: v.period for k, v in flatten(rendered).stats.items()} == {"s": 60, "n": 300}
+    mixed = from_cloudwatch(to_cloudwatch(Math("100 * s / n", (("s", stat), ("n", slow)), 60, "mixed")))
+    assert {k: v.period for k, v in flatten(mixed).stats.items()} == {"s": 60, "n": 60}
 
 
 def test_flatten_refuses_an_id_for_two_things() -> None:

@@ -193,10 +193,8 @@ def to_cloudwatch(query: Query, *, period: Duration | None = None, color: str | 
         )
     return cloudwatch.MathExpression(
         expression=query.expression,
-        # The caller's Duration stands for query.period: reuse it for inputs of the same period.
-        using_metrics={
-            ident: to_cloudwatch(child, period=duration if child.period == query.period else None) for ident, child in query.using
-        },
+        # CDK's MathExpression applies its own period to every input anyway.
+        using_metrics={ident: to_cloudwatch(child, period=duration) for ident, child in query.using},
         period=duration,
         label=query.label,
     )
