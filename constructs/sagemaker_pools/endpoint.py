@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Unpack
 
-from aws_cdk import Annotations, ArnFormat, Duration, Resource, Stack, Tags
+from aws_cdk import Annotations, ArnFormat, CfnResource, Duration, Resource, Stack, Tags
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -408,6 +408,15 @@ class PooledEndpoint(EndpointBase):
         """The endpoint's ARN."""
         return str(self._resource.attr_endpoint_arn)
 
+    def _name_dependencies(self) -> list[CfnResource]:
+        """What a resource that names this endpoint must depend on: the endpoint, when its name is fixed.
+
+        A generated name is read with ``Fn::GetAtt``, which orders the reader after the endpoint
+        already (cfn-lint W3005 flags a redundant DependsOn); a fixed name is a literal (or a
+        parameter), which orders nothing.
+        """
+        return [] if self._fixed_name is None else [self._resource]
+
     @property
     def endpoint_config_name(self) -> str:
         """The name of the current (generated) endpoint configuration."""
@@ -536,7 +545,7 @@ class PooledEndpoint(EndpointBase):
             scalable_dimension=VARIANT_INSTANCE_COUNT,
             min_capacity=min_capacity,
             max_capacity=max_capacity,
-            # No depends_on: the resource id reads the endpoint's name (GetAtt), which orders it already.
+            depends_on=self._name_dependencies(),
             field=field,
         )
         scaling.scale_to_track_metric(

@@ -349,6 +349,9 @@ class InferenceComponent(Resource):
             deployment_config=deployment._render() if deployment else None,
             **_render_specifications(specs),  # type: ignore[arg-type]
         )
+        # CreateInferenceComponent needs the endpoint InService: a fixed endpoint name orders nothing.
+        for resource in endpoint._name_dependencies():
+            self._resource.add_dependency(resource)
         for key, value in (tags or {}).items():
             Tags.of(self).add(key, value)
         for index, instance_type in unchecked:

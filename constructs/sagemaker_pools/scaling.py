@@ -469,7 +469,6 @@ class VariantScaling(ScalableCapacity):
                 raise PoolConfigError(f"{field}.min_capacity", min_capacity, f"at most initial_instance_count ({initial})")
             if not is_unresolved(max_capacity) and isinstance(max_capacity, int) and max_capacity < initial:
                 raise PoolConfigError(f"{field}.max_capacity", max_capacity, f"at least initial_instance_count ({initial})")
-        default_child = endpoint.node.default_child
         super().__init__(
             scope,
             id,
@@ -477,9 +476,7 @@ class VariantScaling(ScalableCapacity):
             scalable_dimension=VARIANT_INSTANCE_COUNT,
             min_capacity=min_capacity,
             max_capacity=max_capacity,
-            # A generated (token) name already makes the target depend on the endpoint (GetAtt);
-            # a literal one needs the explicit dependency (cfn-lint W3005 flags a redundant one).
-            depends_on=[default_child] if isinstance(default_child, CfnResource) and not is_unresolved(endpoint.endpoint_name) else [],
+            depends_on=endpoint._name_dependencies(),
             field=field,
         )
         self.endpoint = endpoint
