@@ -357,6 +357,9 @@ def pooled_endpoint(
 # -- scaling, alarms and dashboards, by hand -----------------------------------------------------
 
 SAGEMAKER_NS = "AWS/SageMaker"
+#: A wake-up step adds one unit, then waits out a GPU cold start before it may add another: the
+#: alarm re-invokes it every minute until the unit serves.
+COLD_START_SECONDS = 1200
 ENDPOINTS_NS = "/aws/sagemaker/Endpoints"
 
 
@@ -829,7 +832,7 @@ def inference_component_pools(app: App, name: str = "InferenceComponentPools") -
         "LlmComponentScaleFromZero",
         target,
         name="llm-component-scale-from-zero",
-        cooldown=60,
+        cooldown=COLD_START_SECONDS,
         metric_name="NoCapacityInvocationFailures",
         dimensions=dims(InferenceComponentName="llm-pooled-ic"),
         statistic="Sum",
@@ -929,7 +932,7 @@ def async_scale_to_zero(app: App, name: str = "AsyncScaleToZero") -> Stack:
         "BatchEndpointScaleFromZero",
         target,
         name="batch-endpoint-scale-from-zero",
-        cooldown=300,
+        cooldown=COLD_START_SECONDS,
         metric_name="HasBacklogWithoutCapacity",
         dimensions=dims(EndpointName=name),
         statistic="Average",

@@ -149,7 +149,7 @@ def test_scale_from_zero_follows_the_aws_recipe(example: dict[str, Any]) -> None
     assert policies[step_id]["Properties"]["StepScalingPolicyConfiguration"] == {
         "AdjustmentType": "ChangeInCapacity",
         "MetricAggregationType": "Maximum",
-        "Cooldown": 60,
+        "Cooldown": 1200,  # one cold start, not the recipe's 60 s (test_wake_from_zero.py)
         "StepAdjustments": [{"MetricIntervalLowerBound": 0, "ScalingAdjustment": 1}],
     }
     alarm_id = _logical_id(example, "AWS::CloudWatch::Alarm", "ScaleFromZeroAlarm")

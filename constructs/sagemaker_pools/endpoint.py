@@ -42,7 +42,7 @@ from .metrics import (
 )
 from .pools import IModel, InstancePool, resolve_pools
 from .routing import Routing
-from .scaling import VARIANT_INSTANCE_COUNT, ScalableCapacity, VariantScaling, variant_resource_id
+from .scaling import DEFAULT_COLD_START, VARIANT_INSTANCE_COUNT, ScalableCapacity, VariantScaling, variant_resource_id
 
 __all__ = ["EndpointBase", "PooledEndpoint"]
 
@@ -492,6 +492,7 @@ class PooledEndpoint(EndpointBase):
         scale_in_cooldown: Duration | None = None,
         scale_out_cooldown: Duration | None = None,
         scale_from_zero: bool = True,
+        cold_start: Duration = DEFAULT_COLD_START,
     ) -> ScalableCapacity:
         """Scale an async endpoint's instances on its queue, down to zero (only with ``async_inference``).
 
@@ -503,10 +504,12 @@ class PooledEndpoint(EndpointBase):
         * target tracking (id ``BacklogPerInstance``) on ``ApproximateBacklogSizePerInstance``,
           whose only dimension is ``EndpointName``, at ``target_backlog_per_instance``;
         * with ``min_capacity=0`` and ``scale_from_zero``: a step policy (id ``ScaleFromZero``,
-          ``ChangeInCapacity`` +1, cooldown 300 s) and its alarm on ``HasBacklogWithoutCapacity``
+          ``ChangeInCapacity`` +1, cooldown ``cold_start``) and its alarm on ``HasBacklogWithoutCapacity``
           (Average over 60 s, >= 1 in 2 of 2 periods, missing data missing). Without it the
           endpoint leaves zero only once the queue exceeds the tracking target. SageMaker
-          provisions the instance from the highest-priority pool with capacity.
+          provisions the instance from the highest-priority pool with capacity. The cooldown is
+          the cold start, not AWS's example's 300 s: the alarm re-invokes the policy every minute
+          until the instance serves (see :meth:`~sagemaker_pools.scaling.ScalableCapacity.wake_from_zero`).
 
         Args:
             max_capacity: the most instances, at least ``initial_instance_count``.
@@ -514,6 +517,8 @@ class PooledEndpoint(EndpointBase):
             target_backlog_per_instance: queued requests per instance to hold. Default: 5 (AWS's example).
             scale_in_cooldown, scale_out_cooldown: Default: Application Auto Scaling's (300 s).
             scale_from_zero: Default: ``True``.
+            cold_start: how long a new instance takes to serve; the wake-up adds no second one
+                within it (60 s to one day). Default: 20 minutes (``DEFAULT_COLD_START``).
         """
         field = "PooledEndpoint.auto_scale_on_backlog"
         if self.async_inference is None:
@@ -533,6 +538,7 @@ class PooledEndpoint(EndpointBase):
         # Checked before anything is made (the policy checks them again when it renders them).
         seconds_in_range(scale_in_cooldown, f"{field}.scale_in_cooldown", 0, 86400)
         seconds_in_range(scale_out_cooldown, f"{field}.scale_out_cooldown", 0, 86400)
+        seconds_in_range(cold_start, f"{field}.cold_start", 60, 86400)
         if not is_unresolved(initial):
             if not is_unresolved(min_capacity) and min_capacity > initial:
                 raise PoolConfigError(f"{field}.min_capacity", min_capacity, f"at most initial_instance_count ({initial})")
@@ -556,16 +562,11 @@ class PooledEndpoint(EndpointBase):
             scale_out_cooldown=scale_out_cooldown,
         )
         if scale_from_zero and not is_unresolved(min_capacity) and min_capacity == 0:
-            scaling.scale_on_step(
+            scaling.wake_from_zero(
                 "ScaleFromZero",
                 metric=self.metric_has_backlog_without_capacity(statistic="Average", period=Duration.minutes(1)),
-                threshold=1,
-                adjustment=1,
-                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+                cold_start=cold_start,
                 evaluation_periods=2,
-                datapoints_to_alarm=2,
-                cooldown=Duration.minutes(5),
-                treat_missing_data=cloudwatch.TreatMissingData.MISSING,
                 alarm_description="Async requests wait and the endpoint has no instance: add one.",
             )
         return scaling

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SERVICE_NAMESPACE",
     "VARIANT_INSTANCE_COUNT",
+    "DEFAULT_COLD_START",
     "INFERENCE_COMPONENT_COPY_COUNT",
     "variant_resource_id",
     "inference_component_resource_id",
@@ -67,6 +68,10 @@ MAX_EXPRESSIONS = 10
 MAX_EXPRESSION_LENGTH = 2048
 #: Cooldowns: whole seconds; Application Auto Scaling states no maximum, one day is plenty.
 MAX_COOLDOWN_SECONDS = 86400
+#: How long a unit woken from zero takes to serve, by default: a GPU LLM's instance acquisition,
+#: multi-GB model download and load take 10-20 minutes. The wake-up step adds no second unit
+#: within it (see :meth:`ScalableCapacity.wake_from_zero` and docs/scaling.md, "Waking from zero").
+DEFAULT_COLD_START = Duration.minutes(20)
 
 _SEARCH = re.compile(r"\bSEARCH\s*\(", re.IGNORECASE)
 
@@ -448,6 +453,46 @@ class ScalableCapacity(Construct):
         )
         alarm.add_alarm_action(_PolicyAction(policy.attr_arn))
         return StepScaling(policy, alarm)
+
+    def wake_from_zero(
+        self,
+        id: str,
+        *,
+        metric: cloudwatch.IMetric,
+        cold_start: Duration,
+        evaluation_periods: int,
+        alarm_description: str,
+    ) -> StepScaling:
+        """Add one unit when ``metric`` (>= 1 while work finds no capacity) alarms; no second one within ``cold_start``.
+
+        CloudWatch invokes an Auto Scaling action once a minute for as long as the alarm stays in
+        ALARM, and requests keep failing (the backlog keeps waiting) until the first unit serves.
+        The step is ``ChangeInCapacity`` +1 with a cooldown of ``cold_start``: within a step
+        policy's cooldown Application Auto Scaling counts the unit it added as part of the
+        capacity for the next scale-out, so the repeated invocations add nothing until the
+        cooldown ends. It never scales in (``ExactCapacity`` 1 would, against target tracking;
+        see docs/scaling.md, "Waking from zero").
+
+        Args:
+            id: construct id of the policy (the alarm is ``<id>Alarm``).
+            metric: the no-capacity signal (``NoCapacityInvocationFailures``, ``HasBacklogWithoutCapacity``).
+            cold_start: how long a new unit takes to serve, 60 s to one day.
+            evaluation_periods: one-minute periods at >= 1 before the alarm fires (all must breach).
+            alarm_description: the alarm's description.
+        """
+        seconds_in_range(cold_start, f"{self._field}.cold_start", 60, MAX_COOLDOWN_SECONDS)
+        return self.scale_on_step(
+            id,
+            metric=metric,
+            threshold=1,
+            adjustment=1,
+            adjustment_type="ChangeInCapacity",
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            evaluation_periods=evaluation_periods,
+            datapoints_to_alarm=evaluation_periods,
+            cooldown=cold_start,
+            alarm_description=alarm_description,
+        )
 
 
 class VariantScaling(ScalableCapacity):
