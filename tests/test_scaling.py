@@ -271,7 +271,8 @@ def test_bad_generic_capacity() -> None:
     assert error.value.field == "ScalableCapacity.scalable_dimension"
     with pytest.raises(PoolConfigError) as error:
         ScalableCapacity(stack, "Y", resource_id="r", scalable_dimension=VARIANT_INSTANCE_COUNT, min_capacity=3, max_capacity=2)
-    assert error.value.field == "ScalableCapacity.max_capacity"
+    assert error.value.field == "ScalableCapacity.min_capacity"
+    assert "at most max_capacity (2)" in str(error.value)
 
 
 def test_a_step_below_the_threshold_scales_in() -> None:

@@ -25,7 +25,7 @@ from constructs import Construct
 
 from ._roles import new_execution_role
 from ._tokens import is_unresolved
-from ._validate import check_int_range, check_name, seconds_in_range
+from ._validate import check_int_range, check_min_max, check_name, check_tags, seconds_in_range
 from .async_inference import AsyncInference
 from .deployment import DeploymentPolicy
 from .errors import PoolConfigError
@@ -314,6 +314,7 @@ class PooledEndpoint(EndpointBase):
         check_int_range(initial_instance_count, "PooledEndpoint.initial_instance_count", 1, None, "instances")
         if instance_scaling is not None:
             _check_initial_count(initial_instance_count, instance_scaling)
+        check_tags(tags, "PooledEndpoint.tags")
         check_name(variant_name, "PooledEndpoint.variant_name")
         check_name(endpoint_name, "PooledEndpoint.endpoint_name")
         timeout_s = seconds_in_range(provision_timeout, "PooledEndpoint.provision_timeout", 300, 3600)
@@ -532,6 +533,7 @@ class PooledEndpoint(EndpointBase):
         initial = self.initial_instance_count
         check_int_range(min_capacity, f"{field}.min_capacity", 0, None, "instances")
         check_int_range(max_capacity, f"{field}.max_capacity", 1, None, "instances")
+        check_min_max(min_capacity, max_capacity, field, "min_capacity", "max_capacity")
         target = target_backlog_per_instance
         if not is_unresolved(target) and (isinstance(target, bool) or not isinstance(target, (int, float)) or not target > 0):
             raise PoolConfigError(f"{field}.target_backlog_per_instance", target, "a number > 0 (queued requests per instance)")
@@ -610,14 +612,27 @@ class PooledEndpoint(EndpointBase):
 
             endpoint.auto_scale(max_capacity=8).scale_on_weighted_utilization(target=0.7)
 
+        Only for an endpoint with a model: an endpoint that hosts inference components scales
+        by copies (:meth:`InferenceComponent.auto_scale`) while managed instance scaling
+        (``instance_scaling=``) owns its instance count.
+
         Args:
             max_capacity: the most instances, at least ``initial_instance_count``.
             min_capacity: the fewest instances, 1 to ``initial_instance_count``. Default:
                 ``initial_instance_count``.
 
         Raises:
-            PoolConfigError: bounds out of order, or a second call for the same variant.
+            PoolConfigError: an endpoint without a model, bounds out of order, or a second call
+                for the same variant.
         """
+        if self.model is None:
+            raise PoolConfigError(
+                "PooledEndpoint.auto_scale",
+                "an endpoint without a model",
+                "an endpoint with a model: this one hosts inference components, whose copies scale with "
+                "InferenceComponent.auto_scale(...) while managed instance scaling (instance_scaling=) owns its "
+                "instance count; a second controller would fight it",
+            )
         variant = self.variant_name
         id = "Scaling" if is_unresolved(variant) else f"Scaling{variant}"
         if self.node.try_find_child(id) is not None:

@@ -30,7 +30,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from ._tokens import is_unresolved
-from ._validate import check_int_range, check_name, seconds_in_range
+from ._validate import check_int_range, check_min_max, check_name, check_tags, seconds_in_range
 from .errors import PoolConfigError
 from .hardware import InstanceHardware, hardware_of
 from .instance_types import check_instance_type
@@ -330,6 +330,7 @@ class InferenceComponent(Resource):
         if deployment is not None and not isinstance(deployment, ComponentDeploymentPolicy):
             raise PoolConfigError(f"{field_}.deployment", deployment, "a ComponentDeploymentPolicy (rolling)")
         check_name(inference_component_name, f"{field_}.inference_component_name")
+        check_tags(tags, f"{field_}.tags")
 
         super().__init__(scope, id)
         self.endpoint = endpoint
@@ -486,6 +487,7 @@ class InferenceComponent(Resource):
             raise PoolConfigError(f"{field}.scale_from_zero", scale_from_zero, "True or False")
         check_int_range(min_copies, f"{field}.min_copies", 0, None, "copies")
         check_int_range(max_copies, f"{field}.max_copies", 1, None, "copies")
+        check_min_max(min_copies, max_copies, field, "min_copies", "max_copies")
         copies = self.copy_count
         if not is_unresolved(copies) and not is_unresolved(max_copies) and isinstance(max_copies, int) and max_copies < copies:
             raise PoolConfigError(f"{field}.max_copies", max_copies, f"at least copy_count ({copies})")

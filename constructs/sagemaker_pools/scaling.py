@@ -32,7 +32,7 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
 from ._tokens import is_unresolved
-from ._validate import check_int_range, seconds_in_range
+from ._validate import check_int_range, check_min_max, seconds_in_range
 from .errors import PoolConfigError
 from .metrics import (
     DEFAULT_UTILIZATION_STRATEGY,
@@ -230,8 +230,7 @@ class ScalableCapacity(Construct):
     ) -> None:
         check_int_range(min_capacity, f"{field}.min_capacity", 0, None, "instances or copies")
         check_int_range(max_capacity, f"{field}.max_capacity", 1, None, "instances or copies")
-        if not is_unresolved(min_capacity) and not is_unresolved(max_capacity) and min_capacity > max_capacity:
-            raise PoolConfigError(f"{field}.max_capacity", max_capacity, f"at least min_capacity ({min_capacity})")
+        check_min_max(min_capacity, max_capacity, field, "min_capacity", "max_capacity")
         if scalable_dimension not in (VARIANT_INSTANCE_COUNT, INFERENCE_COMPONENT_COPY_COUNT):
             raise PoolConfigError(
                 f"{field}.scalable_dimension", scalable_dimension, f"{VARIANT_INSTANCE_COUNT} or {INFERENCE_COMPONENT_COPY_COUNT}"
@@ -508,6 +507,8 @@ class VariantScaling(ScalableCapacity):
     def __init__(self, scope: Construct, id: str, *, endpoint: PooledEndpoint, min_capacity: int, max_capacity: int) -> None:
         field = "PooledEndpoint.auto_scale"
         check_int_range(min_capacity, f"{field}.min_capacity", 1, None, "instances (a variant without inference components cannot scale to zero)")
+        check_int_range(max_capacity, f"{field}.max_capacity", 1, None, "instances")
+        check_min_max(min_capacity, max_capacity, field, "min_capacity", "max_capacity")
         initial = endpoint.initial_instance_count
         if not is_unresolved(initial):
             if not is_unresolved(min_capacity) and min_capacity > initial:
