@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -61,8 +62,10 @@ def statement(actions: str | Sequence[str], resources: Any, *, condition: Mappin
     return out
 
 
-def document(*statements: dict[str, Any]) -> dict[str, Any]:
-    return {"Statement": list(statements), "Version": VERSION}
+def document(*statements: dict[str, Any]) -> iam.PolicyDocument:
+    """A policy document of ``statements``, merged and sorted as aws-cdk-lib does under the
+    ``@aws-cdk/aws-iam:minimizePolicies`` feature flag (cdk.json): fewer, shorter statements."""
+    return iam.PolicyDocument.from_json({"Statement": list(statements), "Version": VERSION})
 
 
 def log_groups_arn() -> str:
@@ -950,9 +953,16 @@ EXAMPLE_STACKS = {
 }
 
 
+#: cdk.json's context (the recommended feature flags): the example app synthesizes with it, so does the twin.
+CONTEXT: dict[str, Any] = json.loads((Path(__file__).resolve().parents[1] / "cdk.json").read_text())["context"]
+
+
 def build_app(app: App | None = None, *, fleet: int | None = None) -> App:
-    """The example app's twin, or (``fleet=N``) the N-endpoint fleet's twin."""
+    """The example app's twin, or (``fleet=N``) the N-endpoint fleet's twin, with cdk.json's context."""
     app = app or App(outdir=None if "CDK_OUTDIR" in os.environ else "cdk.out")
+    for key, value in CONTEXT.items():
+        if app.node.try_get_context(key) is None:  # the CDK CLI (or -c) may have passed it already
+            app.node.set_context(key, value)
     if fleet is None:
         for name, build in EXAMPLE_STACKS.items():
             build(app, name)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 import inspect
-import tempfile
 from typing import Any
 
 import aws_cdk as cdk
@@ -16,7 +15,7 @@ import pytest
 
 import sagemaker_pools_examples
 from support.deploy_order import deploy_order_problems, name_references
-from support.synth import resources, template_of
+from support.synth import new_app, resources, template_of
 
 EXAMPLE_STACKS = [getattr(sagemaker_pools_examples, name) for name in sagemaker_pools_examples.__all__]
 
@@ -31,7 +30,7 @@ def test_every_example_stack_is_in_deploy_order(example_templates: dict[str, dic
 @pytest.mark.parametrize("stack_class", EXAMPLE_STACKS, ids=[c.__name__ for c in EXAMPLE_STACKS])
 def test_fixed_name_variant_of_every_example_stack_is_in_deploy_order(stack_class: type[cdk.Stack]) -> None:
     assert "endpoint_name" in inspect.signature(stack_class.__init__).parameters, f"{stack_class.__name__} takes no endpoint_name"
-    app = cdk.App(outdir=tempfile.mkdtemp(prefix="cdk-test-"))
+    app = new_app()
     name = f"fixed-{stack_class.__name__.lower()}"
     stack = stack_class(app, "Fixed", endpoint_name=name)  # type: ignore[call-arg]
     template = template_of(stack)

@@ -12,10 +12,12 @@ and an asynchronous endpoint (``model=`` and ``async_inference=``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Unpack
 
-from aws_cdk import Annotations, ArnFormat, CfnResource, Duration, Resource, Stack, Tags
+import jsii
+
+from aws_cdk import Annotations, ArnFormat, CfnResource, Duration, IStableNumberProducer, Lazy, Resource, Stack, Tags
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -243,7 +245,10 @@ class PooledEndpoint(EndpointBase):
         model: the variant's model, used by every pool without its own ``model``. Default:
             none, for an endpoint that hosts inference components (then ``instance_scaling``
             is required and the models come with each component, see :meth:`add_inference_component`).
-        initial_instance_count: instances at creation. Default: 1.
+        initial_instance_count: instances at creation. Default: the autoscaling minimum once
+            :meth:`auto_scale` or :meth:`auto_scale_on_backlog` is called (at least 1), else
+            ``instance_scaling.min_instance_count`` (at least 1), else 1. Given explicitly, it
+            must lie within the autoscaling bounds.
         variant_name: the production variant's name. Default: ``"AllTraffic"``.
         provision_timeout: how long SageMaker retries insufficient-capacity errors before it
             moves to the next pool (``VariantInstanceProvisionTimeoutInSeconds``, 300-3600 s;
@@ -283,7 +288,7 @@ class PooledEndpoint(EndpointBase):
         *,
         pools: Sequence[InstancePool],
         model: IModel | None = None,
-        initial_instance_count: int = 1,
+        initial_instance_count: int | None = None,
         variant_name: str = DEFAULT_VARIANT_NAME,
         provision_timeout: Duration = Duration.minutes(20),
         routing: Routing | None = None,
@@ -312,7 +317,7 @@ class PooledEndpoint(EndpointBase):
             raise PoolConfigError("PooledEndpoint.model", model, "a PoolModel (or PoolModel.from_model_name(...))")
         _check_component_props(model, resolved, instance_scaling, execution_role, async_inference)
         check_int_range(initial_instance_count, "PooledEndpoint.initial_instance_count", 1, None, "instances")
-        if instance_scaling is not None:
+        if instance_scaling is not None and initial_instance_count is not None:
             _check_initial_count(initial_instance_count, instance_scaling)
         check_tags(tags, "PooledEndpoint.tags")
         check_name(variant_name, "PooledEndpoint.variant_name")
@@ -335,7 +340,10 @@ class PooledEndpoint(EndpointBase):
         self.pools: tuple[InstancePool, ...] = resolved
         self._fixed_name = endpoint_name
         self.model = model
-        self.initial_instance_count = initial_instance_count
+        #: ``initial_instance_count`` as given (None: derived, see :attr:`initial_instance_count`).
+        self._initial_instance_count = initial_instance_count
+        #: The autoscaling minimum, once auto_scale or auto_scale_on_backlog was called.
+        self._scaling_min_capacity: int | None = None
         self.instance_scaling = instance_scaling
         self.async_inference = async_inference
         #: The async bucket (inputs, responses, failures), or None for a real-time endpoint.
@@ -348,7 +356,10 @@ class PooledEndpoint(EndpointBase):
         variant = sagemaker.CfnEndpointConfig.ProductionVariantProperty(
             variant_name=variant_name,
             model_name=model.model_name if model is not None else None,
-            initial_instance_count=initial_instance_count,
+            # Derived when not given: auto_scale may still set the minimum it follows from.
+            initial_instance_count=initial_instance_count
+            if initial_instance_count is not None
+            else Lazy.number(_Produce(lambda: self.initial_instance_count)),
             instance_pools=[
                 sagemaker.CfnEndpointConfig.InstancePoolProperty(
                     instance_type=p.instance_type,
@@ -394,6 +405,16 @@ class PooledEndpoint(EndpointBase):
         )
         for key, value in (tags or {}).items():
             Tags.of(self).add(key, value)
+
+    @property
+    def initial_instance_count(self) -> int:
+        """Instances at creation: as given, else the autoscaling minimum or the managed minimum (at least 1)."""
+        if self._initial_instance_count is not None:
+            return self._initial_instance_count
+        floor = self._scaling_min_capacity
+        if floor is None:
+            floor = self.instance_scaling.min_instance_count if self.instance_scaling is not None else 1
+        return floor if is_unresolved(floor) else max(1, floor)
 
     @property
     def endpoint_name(self) -> str:
@@ -530,7 +551,7 @@ class PooledEndpoint(EndpointBase):
         id = "Scaling" if is_unresolved(variant) else f"Scaling{variant}"
         if self.node.try_find_child(id) is not None:
             raise PoolConfigError(field, f"a second scalable target for variant {variant}", "one call of auto_scale or auto_scale_on_backlog per variant")
-        initial = self.initial_instance_count
+        initial = self._initial_instance_count
         check_int_range(min_capacity, f"{field}.min_capacity", 0, None, "instances")
         check_int_range(max_capacity, f"{field}.max_capacity", 1, None, "instances")
         check_min_max(min_capacity, max_capacity, field, "min_capacity", "max_capacity")
@@ -541,7 +562,7 @@ class PooledEndpoint(EndpointBase):
         seconds_in_range(scale_in_cooldown, f"{field}.scale_in_cooldown", 0, 86400)
         seconds_in_range(scale_out_cooldown, f"{field}.scale_out_cooldown", 0, 86400)
         seconds_in_range(cold_start, f"{field}.cold_start", 60, 86400)
-        if not is_unresolved(initial):
+        if initial is not None and not is_unresolved(initial):
             if not is_unresolved(min_capacity) and min_capacity > initial:
                 raise PoolConfigError(f"{field}.min_capacity", min_capacity, f"at most initial_instance_count ({initial})")
             if not is_unresolved(max_capacity) and max_capacity < initial:
@@ -571,6 +592,7 @@ class PooledEndpoint(EndpointBase):
                 evaluation_periods=2,
                 alarm_description="Async requests wait and the endpoint has no instance: add one.",
             )
+        self._scaling_min_capacity = min_capacity
         return scaling
 
     def _grant_async_to_models(self, async_inference: AsyncInference, bucket: s3.IBucket) -> None:
@@ -617,9 +639,10 @@ class PooledEndpoint(EndpointBase):
         (``instance_scaling=``) owns its instance count.
 
         Args:
-            max_capacity: the most instances, at least ``initial_instance_count``.
-            min_capacity: the fewest instances, 1 to ``initial_instance_count``. Default:
-                ``initial_instance_count``.
+            max_capacity: the most instances (at least ``initial_instance_count`` when that is given).
+            min_capacity: the fewest instances, 1 or more (at most ``initial_instance_count`` when
+                that is given; else ``initial_instance_count`` follows it). Default:
+                ``initial_instance_count`` when given, else 1.
 
         Raises:
             PoolConfigError: an endpoint without a model, bounds out of order, or a second call
@@ -645,6 +668,7 @@ class PooledEndpoint(EndpointBase):
             max_capacity=max_capacity,
         )
         self.auto_scaling = scaling
+        self._scaling_min_capacity = scaling.min_capacity
         return scaling
 
 
@@ -693,6 +717,17 @@ def _check_component_props(
         )
     if execution_role is not None and not hasattr(execution_role, "role_arn"):
         raise PoolConfigError("PooledEndpoint.execution_role", execution_role, "an aws_iam.IRole")
+
+
+@jsii.implements(IStableNumberProducer)
+class _Produce:
+    """A number CDK asks for only when it renders the template (``Lazy.number``)."""
+
+    def __init__(self, produce: Callable[[], int]) -> None:
+        self._produce = produce
+
+    def produce(self) -> int:
+        return self._produce()
 
 
 def _check_initial_count(initial: int, scaling: InstanceScaling) -> None:

@@ -509,8 +509,8 @@ class VariantScaling(ScalableCapacity):
         check_int_range(min_capacity, f"{field}.min_capacity", 1, None, "instances (a variant without inference components cannot scale to zero)")
         check_int_range(max_capacity, f"{field}.max_capacity", 1, None, "instances")
         check_min_max(min_capacity, max_capacity, field, "min_capacity", "max_capacity")
-        initial = endpoint.initial_instance_count
-        if not is_unresolved(initial):
+        initial = endpoint._initial_instance_count  # as given; when derived, it follows min_capacity
+        if initial is not None and not is_unresolved(initial):
             if not is_unresolved(min_capacity) and min_capacity > initial:
                 raise PoolConfigError(f"{field}.min_capacity", min_capacity, f"at most initial_instance_count ({initial})")
             if not is_unresolved(max_capacity) and isinstance(max_capacity, int) and max_capacity < initial:

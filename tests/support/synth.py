@@ -14,10 +14,16 @@ from aws_cdk import assertions
 from sagemaker_pools import PoolModel
 
 
+def new_app() -> cdk.App:
+    """A fresh app writing to a temporary folder, with cdk.json's context (the feature flags) as app.py uses it."""
+    from app import apply_context  # the repository root is on sys.path (conftest.py)
+
+    return apply_context(cdk.App(outdir=tempfile.mkdtemp(prefix="cdk-test-")))
+
+
 def new_stack(name: str = "Test") -> cdk.Stack:
-    """A fresh app and stack, writing to a temporary folder."""
-    app = cdk.App(outdir=tempfile.mkdtemp(prefix="cdk-test-"))
-    return cdk.Stack(app, name)
+    """A fresh app (:func:`new_app`) and stack."""
+    return cdk.Stack(new_app(), name)
 
 
 def template_of(stack: cdk.Stack) -> dict[str, Any]:
