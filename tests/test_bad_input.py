@@ -28,7 +28,7 @@ from sagemaker_pools import (
     PoolModel,
     Routing,
 )
-from support.synth import new_stack, template_of
+from support.synth import new_stack, resource_types, template_of
 
 G6E, G6, P4D = "ml.g6e.48xlarge", "ml.g6.48xlarge", "ml.p4d.24xlarge"
 
@@ -165,8 +165,7 @@ def test_bad_input_is_refused(build: Callable[[cdk.Stack], object] | Staged, fie
     if isinstance(build, Staged):
         assert cfn_resources() - before == set()
     else:
-        left = [r["Type"] for r in template_of(stack).get("Resources", {}).values() if r["Type"].startswith("AWS::SageMaker")]
-        assert left == []
+        assert [t for t in resource_types(stack) if t.startswith("AWS::SageMaker")] == []
 
 
 def test_a_long_bad_value_is_quoted_in_at_most_about_200_characters() -> None:

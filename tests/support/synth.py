@@ -38,6 +38,16 @@ def synth(build: Callable[[cdk.Stack], object], name: str = "Test") -> dict[str,
     return template_of(stack)
 
 
+def resource_types(stack: cdk.Stack) -> list[str]:
+    """The CloudFormation types of every L1 resource in ``stack``'s construct tree, without synthesizing.
+
+    For "nothing half-written" checks: a stack a refused construct left empty cannot be synthesized
+    (aws-cdk-lib's built-in validation, on under ``@aws-cdk/core:validateAgainstDefaultRules``,
+    rejects a template without resources).
+    """
+    return [c.cfn_resource_type for c in stack.node.find_all() if isinstance(c, cdk.CfnResource)]
+
+
 def imported_model(stack: cdk.Stack, name: str = "base-model", id: str | None = None) -> Any:
     """A model referenced by name (no resources of its own)."""
     return PoolModel.from_model_name(stack, id or f"Imported-{name}", name)
