@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from aws_cdk import CfnResource
 from constructs import Node
 
 from .pools import InstancePool
@@ -35,13 +36,16 @@ class PooledVariant(Protocol):
     def node(self) -> Node:
         """The construct node (its default child is the ``CfnEndpoint``)."""
 
+    def _name_dependencies(self) -> list[CfnResource]:
+        """What a resource that names the endpoint must depend on (the endpoint, when its name is fixed)."""
+
 
 class ScalableVariant(PooledVariant, Protocol):
     """A variant whose instance count Application Auto Scaling can own."""
 
     @property
-    def initial_instance_count(self) -> int:
-        """The instances the endpoint starts with."""
+    def _initial_instance_count(self) -> int | None:
+        """``initial_instance_count`` as given; ``None`` when derived from the scaling minimum."""
 
 
 class ComponentHost(PooledVariant, Protocol):
