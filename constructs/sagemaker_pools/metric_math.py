@@ -1,8 +1,10 @@
-"""A small evaluator of the CloudWatch metric-math subset this library emits, at one timestamp.
+"""One evaluator of the CloudWatch metric-math subset that alarms and scaling policies use, at one timestamp.
 
-It reads the *synthesized* query list (``CustomizedMetricSpecification.Metrics`` of a scaling
-policy, ``Metrics`` of an alarm) and evaluates the query with ``ReturnData: true``, so tests check
-the value CloudWatch would compute, not the Python objects that produced the template.
+It reads a *synthesized* query list (``CustomizedMetricSpecification.Metrics`` of a scaling
+policy, ``Metrics`` of an alarm) and evaluates the query with ``ReturnData: true``: the tests use
+it to check the value CloudWatch would compute, not the Python objects that produced the
+template, and ``sagemaker-pools simulate`` uses it to replay a template's own policies minute by
+minute (:func:`compile_queries` parses once and evaluates many times). Pure Python: no aws_cdk.
 
 Semantics follow the CloudWatch user guide ("Using metric math"), for one timestamp:
 
@@ -27,7 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["MetricMathError", "evaluate", "check_queries", "Series", "Scalar"]
+__all__ = ["MetricMathError", "evaluate", "compile_queries", "check_queries", "Series", "Scalar", "DataSource"]
 
 ID = re.compile(r"^[a-z][A-Za-z0-9_]*$")
 
@@ -78,10 +80,15 @@ def _tokenize(text: str) -> list[tuple[str, str]]:
     return tokens
 
 
-class _Parser:
-    """Recursive descent over the token list; evaluates as it parses."""
+#: The value of one ``MetricStat`` (as written in the template) at the evaluated timestamp, or ``None``.
+DataSource = Callable[[Mapping[str, Any]], "float | None"]
+_Node = Callable[[DataSource], Any]
 
-    def __init__(self, text: str, lookup: Callable[[str], Value]) -> None:
+
+class _Parser:
+    """Recursive descent over the token list; builds a tree of closures, evaluated later."""
+
+    def __init__(self, text: str, lookup: Callable[[str], _Node]) -> None:
         self.text = text
         self.tokens = _tokenize(text)
         self.pos = 0
@@ -99,25 +106,25 @@ class _Parser:
         self.pos += 1
         return token
 
-    def parse(self) -> Value | _Array:
-        value = self.logical_or()
+    def parse(self) -> _Node:
+        node = self.logical_or()
         if self.pos != len(self.tokens):
             raise MetricMathError(f"unexpected {self.peek()!r} in {self.text!r}")
-        return value
+        return node
 
     # precedence: OR < AND < comparison < additive < multiplicative < unary < power < primary
-    def logical_or(self) -> Any:
+    def logical_or(self) -> _Node:
         left = self.logical_and()
         while self.peek() in ("OR", "||"):
             self.take()
-            left = _binary(left, self.logical_and(), lambda a, b: float(bool(a) or bool(b)))
+            left = _binary_node(left, self.logical_and(), lambda a, b: float(bool(a) or bool(b)))
         return left
 
-    def logical_and(self) -> Any:
+    def logical_and(self) -> _Node:
         left = self.comparison()
         while self.peek() in ("AND", "&&"):
             self.take()
-            left = _binary(left, self.comparison(), lambda a, b: float(bool(a) and bool(b)))
+            left = _binary_node(left, self.comparison(), lambda a, b: float(bool(a) and bool(b)))
         return left
 
     _COMPARE: Mapping[str, Callable[[float, float], bool]] = {
@@ -129,78 +136,89 @@ class _Parser:
         ">": lambda a, b: a > b,
     }
 
-    def comparison(self) -> Any:
+    def comparison(self) -> _Node:
         left = self.additive()
         while self.peek() in self._COMPARE:
             compare = self._COMPARE[self.take()[1]]
-            left = _binary(left, self.additive(), lambda a, b, c=compare: float(c(a, b)))  # type: ignore[misc]
+            left = _binary_node(left, self.additive(), lambda a, b, c=compare: float(c(a, b)))  # type: ignore[misc]
         return left
 
-    def additive(self) -> Any:
+    def additive(self) -> _Node:
         left = self.multiplicative()
         while self.peek() in ("+", "-"):
             op = self.take()[1]
-            left = _binary(left, self.multiplicative(), (lambda a, b: a + b) if op == "+" else (lambda a, b: a - b))
+            left = _binary_node(left, self.multiplicative(), (lambda a, b: a + b) if op == "+" else (lambda a, b: a - b))
         return left
 
-    def multiplicative(self) -> Any:
+    def multiplicative(self) -> _Node:
         left = self.unary()
         while self.peek() in ("*", "/"):
             op = self.take()[1]
-            left = _binary(left, self.unary(), (lambda a, b: a * b) if op == "*" else _divide)
+            left = _binary_node(left, self.unary(), (lambda a, b: a * b) if op == "*" else _divide)
         return left
 
-    def unary(self) -> Any:
+    def unary(self) -> _Node:
         if self.peek() == "-":
             self.take()
-            return _binary(Scalar(-1.0), self.unary(), lambda a, b: a * b)
+            minus_one = Scalar(-1.0)
+            return _binary_node(lambda _d: minus_one, self.unary(), lambda a, b: a * b)
         return self.power()
 
-    def power(self) -> Any:
+    def power(self) -> _Node:
         base = self.primary()
         if self.peek() == "^":
             self.take()
-            return _binary(base, self.unary(), lambda a, b: a**b)
+            return _binary_node(base, self.unary(), lambda a, b: a**b)
         return base
 
-    def primary(self) -> Any:
+    def primary(self) -> _Node:
         kind, text = self.take()
         if kind == "num":
-            return Scalar(float(text))
+            constant = Scalar(float(text))
+            return lambda _d: constant
         if text == "(":
-            value = self.logical_or()
+            node = self.logical_or()
             self.take(")")
-            return value
+            return node
         if text == "[":
             items = [self.logical_or()]
             while self.peek() == ",":
                 self.take()
                 items.append(self.logical_or())
             self.take("]")
-            return _Array(tuple(items))
+            return lambda d: _Array(tuple(item(d) for item in items))
         if kind == "name" and self.peek() == "(":
             return self.call(text)
         if kind == "name" and ID.match(text):
             return self.lookup(text)
         raise MetricMathError(f"unexpected {text!r} in {self.text!r}")
 
-    def call(self, function: str) -> Any:
+    def call(self, function: str) -> _Node:
         self.take("(")
         args = [self.logical_or()]
         while self.peek() == ",":
             self.take()
             args.append(self.logical_or())
         self.take(")")
-        if function == "FILL" and len(args) == 2 and isinstance(args[1], Scalar):
-            (series, fill) = args
-            if isinstance(series, Scalar):
-                return series
-            return Series(fill.value if series.value is None else series.value)
+        if function == "FILL" and len(args) == 2:
+            return lambda d: _fill(args[0](d), args[1](d), self.text)
         if function == "IF" and len(args) in (2, 3):
-            return _if(*args)
+            return lambda d: _if(*(arg(d) for arg in args))
         if function in ("MAX", "MIN", "SUM", "AVG") and len(args) == 1:
-            return _aggregate(function, args[0])
+            return lambda d: _aggregate(function, args[0](d))
         raise MetricMathError(f"unsupported call {function}({len(args)} arguments) in {self.text!r}")
+
+
+def _fill(series: Any, fill: Any, text: str) -> Value:
+    if not isinstance(fill, Scalar):
+        raise MetricMathError(f"FILL needs a number as its second argument in {text!r}")
+    if isinstance(series, Scalar):
+        return series
+    return Series(fill.value if series.value is None else series.value)
+
+
+def _binary_node(left: _Node, right: _Node, op: Callable[[float, float], float | None]) -> _Node:
+    return lambda d: _binary(left(d), right(d), op)
 
 
 def _divide(a: float, b: float) -> float | None:
@@ -280,23 +298,26 @@ def check_queries(queries: Sequence[Mapping[str, Any]]) -> None:
         raise MetricMathError(f"{stats} metrics and {expressions} expressions: at most 10 of each")
 
 
-def evaluate(
-    queries: Sequence[Mapping[str, Any]], data: Callable[[Mapping[str, Any]], float | None]
-) -> float | None:
-    """The value of the query with ``ReturnData: true`` at one timestamp (``None``: no data point).
+def compile_queries(queries: Sequence[Mapping[str, Any]]) -> Callable[[DataSource], float | None]:
+    """Parse ``queries`` once; the result evaluates them at one timestamp for a given data source.
 
-    Args:
-        queries: the synthesized query list (after :func:`check_queries` passes).
-        data: the value of one ``MetricStat`` (as in the template) at that timestamp, or ``None``.
+    The returned function gives the value of the query with ``ReturnData: true`` (``None``: no
+    data point); each query is evaluated at most once per call.
+
+    Raises:
+        MetricMathError: the queries break CloudWatch's alarm rules (:func:`check_queries`) or use
+            something outside the supported subset (reported here, not at evaluation).
     """
     check_queries(queries)
     by_id = {q["Id"]: q for q in queries}
-    cache: dict[str, Value] = {}
+    compiled: dict[str, _Node] = {}
     active: set[str] = set()
+    # One evaluation's values by id; reset at each call (an id read twice is computed once).
+    memo: dict[str, Value] = {}
 
-    def lookup(ident: str) -> Value:
-        if ident in cache:
-            return cache[ident]
+    def compile_id(ident: str) -> _Node:
+        if ident in compiled:
+            return compiled[ident]
         if ident not in by_id:
             raise MetricMathError(f"unknown id {ident!r}")
         if ident in active:
@@ -304,15 +325,43 @@ def evaluate(
         active.add(ident)
         query = by_id[ident]
         if "MetricStat" in query:
-            value: Any = Series(data(query["MetricStat"]))
+            stat = query["MetricStat"]
+
+            def raw(data: DataSource) -> Value:
+                return Series(data(stat))
+
+            inner: _Node = raw
         else:
-            value = _Parser(query["Expression"], lookup).parse()
-            if isinstance(value, _Array):
-                raise MetricMathError(f"{ident}: an array of time series is not a single time series")
+            inner = _Parser(query["Expression"], compile_id).parse()
         active.discard(ident)
-        cache[ident] = value
-        return value  # type: ignore[no-any-return]
+
+        def node(data: DataSource) -> Any:
+            if ident not in memo:
+                value = inner(data)
+                if isinstance(value, _Array):
+                    raise MetricMathError(f"{ident}: an array of time series is not a single time series")
+                memo[ident] = value
+            return memo[ident]
+
+        compiled[ident] = node
+        return node
 
     (top,) = [q["Id"] for q in queries if q.get("ReturnData", True) in (True, "true")]
-    result = lookup(top)
-    return result.value
+    root = compile_id(top)
+
+    def run(data: DataSource) -> float | None:
+        memo.clear()
+        result: Value = root(data)
+        return result.value
+
+    return run
+
+
+def evaluate(queries: Sequence[Mapping[str, Any]], data: DataSource) -> float | None:
+    """The value of the query with ``ReturnData: true`` at one timestamp (``None``: no data point).
+
+    Args:
+        queries: the synthesized query list (see :func:`check_queries`).
+        data: the value of one ``MetricStat`` (as in the template) at that timestamp, or ``None``.
+    """
+    return compile_queries(queries)(data)

@@ -1,0 +1,197 @@
+"""CloudWatch as the simulation needs it: a store of per-minute metric data, and alarms.
+
+Metrics are kept per minute as (sample count, sum, minimum, maximum) per metric identity
+(namespace, name, dimensions); a statistic over a period combines the minutes of that period.
+Alarms evaluate their queries with the one metric-math evaluator
+(:mod:`sagemaker_pools.metric_math`) on period-aligned datapoints, with evaluation periods,
+datapoints to alarm and missing-data treatment. Sources of each rule: ``docs/simulate.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ...metric_math import compile_queries
+
+__all__ = ["Stats", "MetricStore", "Alarm", "metric_key", "OK", "ALARM", "INSUFFICIENT_DATA"]
+
+OK = "OK"
+ALARM = "ALARM"
+INSUFFICIENT_DATA = "INSUFFICIENT_DATA"
+
+MetricKey = tuple[str, str, frozenset[tuple[str, str]]]
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Samples of one metric in one minute."""
+
+    count: float
+    total: float
+    minimum: float
+    maximum: float
+
+    @staticmethod
+    def of(value: float, count: float = 1.0) -> "Stats":
+        """``count`` samples that all read ``value``."""
+        return Stats(count, value * count, value, value)
+
+    def merge(self, other: "Stats") -> "Stats":
+        """Both sets of samples."""
+        return Stats(
+            self.count + other.count, self.total + other.total, min(self.minimum, other.minimum), max(self.maximum, other.maximum)
+        )
+
+    def statistic(self, stat: str) -> float | None:
+        """``Average``, ``Sum``, ``Minimum``, ``Maximum``, ``SampleCount``, or a percentile ``pNN``.
+
+        A percentile reads as the maximum for p50 and above and the minimum below (the
+        simulation's samples within one instance type are equal).
+        """
+        if stat == "Sum":
+            return self.total
+        if stat == "SampleCount":
+            return self.count
+        if stat == "Maximum":
+            return self.maximum
+        if stat == "Minimum":
+            return self.minimum
+        if stat == "Average":
+            return self.total / self.count if self.count else None
+        if stat.startswith(("p", "tm", "wm", "tc", "ts")):
+            try:
+                level = float(stat.lstrip("ptmwcs").split(":")[0])
+            except ValueError:
+                return self.maximum
+            return self.maximum if level >= 50 else self.minimum
+        return None
+
+
+def metric_key(metric: Mapping[str, Any]) -> MetricKey:
+    """The identity of a metric as CloudWatch matches it: namespace, name and the exact dimension set."""
+    dims = frozenset((str(d["Name"]), str(d["Value"])) for d in metric.get("Dimensions", []) or [])
+    return (str(metric.get("Namespace", "")), str(metric.get("MetricName", "")), dims)
+
+
+class MetricStore:
+    """Per-minute samples of every published metric."""
+
+    def __init__(self) -> None:
+        self._data: dict[MetricKey, dict[int, Stats]] = {}
+
+    def publish(self, minute: int, namespace: str, name: str, dimensions: Mapping[str, str], stats: Stats) -> None:
+        """Add ``stats`` to one metric at ``minute``."""
+        key = (namespace, name, frozenset(dimensions.items()))
+        series = self._data.setdefault(key, {})
+        previous = series.get(minute)
+        series[minute] = stats if previous is None else previous.merge(stats)
+
+    def value(self, key: MetricKey, stat: str, first: int, last: int) -> float | None:
+        """``stat`` over minutes ``first .. last`` (None: no sample)."""
+        series = self._data.get(key)
+        if not series:
+            return None
+        if first == last:
+            one = series.get(first)
+            return None if one is None else one.statistic(stat)
+        combined: Stats | None = None
+        for minute in range(first, last + 1):
+            stats = series.get(minute)
+            if stats is not None:
+                combined = stats if combined is None else combined.merge(stats)
+        return None if combined is None else combined.statistic(stat)
+
+
+_COMPARE: Mapping[str, Callable[[float, float], bool]] = {
+    "GreaterThanThreshold": lambda v, t: v > t,
+    "GreaterThanOrEqualToThreshold": lambda v, t: v >= t,
+    "LessThanThreshold": lambda v, t: v < t,
+    "LessThanOrEqualToThreshold": lambda v, t: v <= t,
+}
+
+
+class Alarm:
+    """One metric alarm, evaluated every minute on period-aligned datapoints.
+
+    Args:
+        name: shown in the timeline.
+        queries: metric-math queries (a single metric is one ``MetricStat`` query).
+        period_minutes: the alarm's period.
+        evaluation_periods, datapoints_to_alarm: "M out of N".
+        threshold, comparison: ``GreaterThanThreshold`` and the three others.
+        treat_missing_data: ``missing`` (default), ``notBreaching``, ``breaching`` or ``ignore``.
+        store: where the metric data comes from.
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        queries: Sequence[Mapping[str, Any]],
+        period_minutes: int,
+        evaluation_periods: int,
+        datapoints_to_alarm: int,
+        threshold: float,
+        comparison: str,
+        treat_missing_data: str,
+        store: MetricStore,
+    ) -> None:
+        self.name = name
+        self.period = max(1, period_minutes)
+        self.evaluation_periods = evaluation_periods
+        self.datapoints_to_alarm = datapoints_to_alarm
+        self.threshold = threshold
+        self.compare = _COMPARE.get(comparison, _COMPARE["GreaterThanThreshold"])
+        self.treat_missing_data = treat_missing_data
+        self.state = INSUFFICIENT_DATA
+        self._store = store
+        self._run = compile_queries(queries)
+        self._keys: dict[int, tuple[MetricKey, str, int]] = {}
+        self._datapoints: dict[int, float | None] = {}
+        self.last_value: float | None = None
+
+    def _stat_reader(self, first: int, last: int) -> Callable[[Mapping[str, Any]], float | None]:
+        def read(metric_stat: Mapping[str, Any]) -> float | None:
+            cached = self._keys.get(id(metric_stat))
+            if cached is None:
+                period = max(1, int(metric_stat.get("Period", self.period * 60)) // 60)
+                cached = (metric_key(metric_stat["Metric"]), str(metric_stat.get("Stat", "Average")), period)
+                self._keys[id(metric_stat)] = cached
+            key, stat, period = cached
+            return self._store.value(key, stat, max(0, last - period + 1), last)
+
+        return read
+
+    def datapoint(self, index: int) -> float | None:
+        """The value of period ``index`` (minutes ``index*period .. (index+1)*period - 1``)."""
+        if index not in self._datapoints:
+            first = index * self.period
+            last = first + self.period - 1
+            self._datapoints[index] = self._run(self._stat_reader(first, last))
+        return self._datapoints[index]
+
+    def evaluate(self, minute: int) -> str:
+        """The state after the datapoints complete by the end of ``minute``."""
+        newest = (minute + 1) // self.period - 1
+        points = [self.datapoint(i) if i >= 0 else None for i in range(newest - self.evaluation_periods + 1, newest + 1)]
+        self.last_value = points[-1] if points else None
+        present = [v for v in points if v is not None]
+        missing = len(points) - len(present)
+        breaching = sum(1 for v in present if self.compare(v, self.threshold))
+        treat = self.treat_missing_data
+        if treat == "breaching":
+            breaching += missing
+        elif not present and treat in ("missing", "ignore"):
+            if treat == "missing":
+                self.state = INSUFFICIENT_DATA
+            return self.state
+        self.state = ALARM if breaching >= self.datapoints_to_alarm else OK
+        return self.state
+
+    def recent(self, minute: int) -> list[float]:
+        """The present datapoints of the evaluation range ending at ``minute`` (oldest first)."""
+        newest = (minute + 1) // self.period - 1
+        values = [self.datapoint(i) for i in range(max(0, newest - self.evaluation_periods + 1), newest + 1)]
+        return [v for v in values if v is not None]
