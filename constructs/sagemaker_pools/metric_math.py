@@ -20,6 +20,11 @@ Semantics follow the CloudWatch user guide ("Using metric math"), for one timest
 * ``^`` (power), unary minus, parentheses.
 
 Anything else (SEARCH, METRICS(), other functions) raises :class:`MetricMathError`.
+
+Whether a sub-expression is a scalar, a time series or an array is known when it is parsed, so
+:func:`compile_queries` turns the queries into closures specialized for those kinds once (a
+scalar sub-expression is folded to a constant); evaluating them then costs a few function calls
+per operator.
 """
 
 from __future__ import annotations
@@ -29,35 +34,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["MetricMathError", "evaluate", "compile_queries", "check_queries", "Series", "Scalar", "DataSource"]
+__all__ = ["MetricMathError", "evaluate", "compile_queries", "check_queries", "DataSource"]
 
 ID = re.compile(r"^[a-z][A-Za-z0-9_]*$")
 
 
 class MetricMathError(ValueError):
     """An expression or query list outside the supported subset, or invalid for CloudWatch."""
-
-
-@dataclass(frozen=True)
-class Series:
-    """One time series at the evaluated timestamp: a value or ``None`` (no data point)."""
-
-    value: float | None
-
-
-@dataclass(frozen=True)
-class Scalar:
-    """A scalar number."""
-
-    value: float
-
-
-Value = Series | Scalar
-
-
-@dataclass(frozen=True)
-class _Array:
-    items: tuple[Value, ...]
 
 
 _TOKEN = re.compile(
@@ -82,11 +65,41 @@ def _tokenize(text: str) -> list[tuple[str, str]]:
 
 #: The value of one ``MetricStat`` (as written in the template) at the evaluated timestamp, or ``None``.
 DataSource = Callable[[Mapping[str, Any]], "float | None"]
-_Node = Callable[[DataSource], Any]
+_SeriesFn = Callable[[DataSource], "float | None"]
+
+SCALAR, SERIES, ARRAY = "scalar", "series", "array"
+
+
+@dataclass(frozen=True)
+class _Node:
+    """A compiled sub-expression: a constant scalar, a time series, or an array of them."""
+
+    kind: str
+    constant: float = 0.0
+    series: _SeriesFn | None = None
+    items: tuple["_Node", ...] = ()
+
+    def as_series(self) -> _SeriesFn:
+        """A function giving this node's value as a time-series point."""
+        if self.kind == SERIES:
+            assert self.series is not None
+            return self.series
+        if self.kind == SCALAR:
+            value = self.constant
+            return lambda _d: value
+        raise MetricMathError("an array where a single value is expected")
+
+
+def _scalar(value: float) -> _Node:
+    return _Node(SCALAR, constant=value)
+
+
+def _series(fn: _SeriesFn) -> _Node:
+    return _Node(SERIES, series=fn)
 
 
 class _Parser:
-    """Recursive descent over the token list; builds a tree of closures, evaluated later."""
+    """Recursive descent over the token list; compiles as it parses."""
 
     def __init__(self, text: str, lookup: Callable[[str], _Node]) -> None:
         self.text = text
@@ -117,65 +130,63 @@ class _Parser:
         left = self.logical_and()
         while self.peek() in ("OR", "||"):
             self.take()
-            left = _binary_node(left, self.logical_and(), lambda a, b: float(bool(a) or bool(b)))
+            left = _binary(left, self.logical_and(), lambda a, b: float(bool(a) or bool(b)))
         return left
 
     def logical_and(self) -> _Node:
         left = self.comparison()
         while self.peek() in ("AND", "&&"):
             self.take()
-            left = _binary_node(left, self.comparison(), lambda a, b: float(bool(a) and bool(b)))
+            left = _binary(left, self.comparison(), lambda a, b: float(bool(a) and bool(b)))
         return left
 
-    _COMPARE: Mapping[str, Callable[[float, float], bool]] = {
-        "==": lambda a, b: a == b,
-        "!=": lambda a, b: a != b,
-        "<=": lambda a, b: a <= b,
-        ">=": lambda a, b: a >= b,
-        "<": lambda a, b: a < b,
-        ">": lambda a, b: a > b,
+    _COMPARE: Mapping[str, Callable[[float, float], float | None]] = {
+        "==": lambda a, b: float(a == b),
+        "!=": lambda a, b: float(a != b),
+        "<=": lambda a, b: float(a <= b),
+        ">=": lambda a, b: float(a >= b),
+        "<": lambda a, b: float(a < b),
+        ">": lambda a, b: float(a > b),
     }
 
     def comparison(self) -> _Node:
         left = self.additive()
         while self.peek() in self._COMPARE:
             compare = self._COMPARE[self.take()[1]]
-            left = _binary_node(left, self.additive(), lambda a, b, c=compare: float(c(a, b)))  # type: ignore[misc]
+            left = _binary(left, self.additive(), compare)
         return left
 
     def additive(self) -> _Node:
         left = self.multiplicative()
         while self.peek() in ("+", "-"):
             op = self.take()[1]
-            left = _binary_node(left, self.multiplicative(), (lambda a, b: a + b) if op == "+" else (lambda a, b: a - b))
+            left = _binary(left, self.multiplicative(), _add if op == "+" else _subtract)
         return left
 
     def multiplicative(self) -> _Node:
         left = self.unary()
         while self.peek() in ("*", "/"):
             op = self.take()[1]
-            left = _binary_node(left, self.unary(), (lambda a, b: a * b) if op == "*" else _divide)
+            left = _binary(left, self.unary(), _multiply if op == "*" else _divide)
         return left
 
     def unary(self) -> _Node:
         if self.peek() == "-":
             self.take()
-            minus_one = Scalar(-1.0)
-            return _binary_node(lambda _d: minus_one, self.unary(), lambda a, b: a * b)
+            return _binary(_scalar(-1.0), self.unary(), _multiply)
         return self.power()
 
     def power(self) -> _Node:
         base = self.primary()
         if self.peek() == "^":
             self.take()
-            return _binary_node(base, self.unary(), lambda a, b: a**b)
+            return _binary(base, self.unary(), lambda a, b: float(a**b))
         return base
 
     def primary(self) -> _Node:
         kind, text = self.take()
         if kind == "num":
-            constant = Scalar(float(text))
-            return lambda _d: constant
+            return _scalar(float(text))
         if text == "(":
             node = self.logical_or()
             self.take(")")
@@ -186,7 +197,9 @@ class _Parser:
                 self.take()
                 items.append(self.logical_or())
             self.take("]")
-            return lambda d: _Array(tuple(item(d) for item in items))
+            if any(item.kind == ARRAY for item in items):
+                raise MetricMathError(f"nested arrays in {self.text!r}")
+            return _Node(ARRAY, items=tuple(items))
         if kind == "name" and self.peek() == "(":
             return self.call(text)
         if kind == "name" and ID.match(text):
@@ -200,77 +213,118 @@ class _Parser:
             self.take()
             args.append(self.logical_or())
         self.take(")")
-        if function == "FILL" and len(args) == 2:
-            return lambda d: _fill(args[0](d), args[1](d), self.text)
-        if function == "IF" and len(args) in (2, 3):
-            return lambda d: _if(*(arg(d) for arg in args))
+        if function == "FILL" and len(args) == 2 and args[1].kind == SCALAR and args[0].kind != ARRAY:
+            return _fill(args[0], args[1].constant)
+        if function == "IF" and len(args) in (2, 3) and all(a.kind != ARRAY for a in args):
+            return _if(*args)
         if function in ("MAX", "MIN", "SUM", "AVG") and len(args) == 1:
-            return lambda d: _aggregate(function, args[0](d))
+            return _aggregate(function, args[0])
         raise MetricMathError(f"unsupported call {function}({len(args)} arguments) in {self.text!r}")
 
 
-def _fill(series: Any, fill: Any, text: str) -> Value:
-    if not isinstance(fill, Scalar):
-        raise MetricMathError(f"FILL needs a number as its second argument in {text!r}")
-    if isinstance(series, Scalar):
-        return series
-    return Series(fill.value if series.value is None else series.value)
+def _add(a: float, b: float) -> float | None:
+    return a + b
 
 
-def _binary_node(left: _Node, right: _Node, op: Callable[[float, float], float | None]) -> _Node:
-    return lambda d: _binary(left(d), right(d), op)
+def _subtract(a: float, b: float) -> float | None:
+    return a - b
+
+
+def _multiply(a: float, b: float) -> float | None:
+    return a * b
 
 
 def _divide(a: float, b: float) -> float | None:
     return None if b == 0 else a / b
 
 
-def _binary(left: Any, right: Any, op: Callable[[float, float], float | None]) -> Value:
-    if isinstance(left, _Array) or isinstance(right, _Array):
+def _binary(left: _Node, right: _Node, op: Callable[[float, float], float | None]) -> _Node:
+    if left.kind == ARRAY or right.kind == ARRAY:
         raise MetricMathError("arithmetic on arrays is outside the supported subset")
-    if isinstance(left, Scalar) and isinstance(right, Scalar):
-        result = op(left.value, right.value)
+    if left.kind == SCALAR and right.kind == SCALAR:
+        result = op(left.constant, right.constant)
         if result is None:
             raise MetricMathError("division of a scalar by zero")
-        return Scalar(result)
-    if isinstance(left, Series) and isinstance(right, Series):
-        if left.value is None and right.value is None:
-            return Series(None)
-        return Series(op(left.value or 0.0, right.value or 0.0))
-    series, _ = (left, right) if isinstance(left, Series) else (right, left)
-    if series.value is None:
-        return Series(None)
-    a = left.value if isinstance(left, Scalar) else left.value
-    b = right.value if isinstance(right, Scalar) else right.value
-    return Series(op(a, b))  # type: ignore[arg-type]
+        return _scalar(result)
+    if left.kind == SERIES and right.kind == SERIES:
+        lf, rf = left.as_series(), right.as_series()
+
+        def both(d: DataSource) -> float | None:
+            a, b = lf(d), rf(d)
+            if a is None:
+                return None if b is None else op(0.0, b)
+            return op(a, 0.0 if b is None else b)
+
+        return _series(both)
+    if left.kind == SERIES:
+        lf, constant = left.as_series(), right.constant
+
+        def series_scalar(d: DataSource) -> float | None:
+            a = lf(d)
+            return None if a is None else op(a, constant)
+
+        return _series(series_scalar)
+    rf, constant = right.as_series(), left.constant
+
+    def scalar_series(d: DataSource) -> float | None:
+        b = rf(d)
+        return None if b is None else op(constant, b)
+
+    return _series(scalar_series)
 
 
-def _if(condition: Value, when_true: Value, when_false: Value | None = None) -> Value:
-    if condition.value is None:
-        return Series(None)
-    if condition.value != 0:
-        if isinstance(when_true, Series) and when_true.value is None:
-            return Series(0.0)
-        return Series(when_true.value)
-    if when_false is None:
-        return Series(None)
-    return Series(when_false.value)
+def _fill(node: _Node, fill: float) -> _Node:
+    if node.kind == SCALAR:
+        return node
+    fn = node.as_series()
+
+    def filled(d: DataSource) -> float | None:
+        value = fn(d)
+        return fill if value is None else value
+
+    return _series(filled)
 
 
-def _aggregate(function: str, arg: Any) -> Value:
-    if isinstance(arg, (Series, Scalar)):
-        return arg  # MAX(ts) is a scalar over time; at one timestamp it is the value itself
-    values = [item.value for item in arg.items]
-    if all(v is None for v in values):
-        return Series(None)
-    filled = [v or 0.0 for v in values]
-    if function == "MAX":
-        return Series(max(filled))
-    if function == "MIN":
-        return Series(min(filled))
-    if function == "SUM":
-        return Series(sum(filled))
-    return Series(sum(filled) / len(filled))
+def _if(condition: _Node, when_true: _Node, when_false: _Node | None = None) -> _Node:
+    cf, tf = condition.as_series(), when_true.as_series()
+    ff = when_false.as_series() if when_false is not None else None
+
+    def choose(d: DataSource) -> float | None:
+        c = cf(d)
+        if c is None:
+            return None
+        if c != 0:
+            value = tf(d)
+            return 0.0 if value is None else value
+        return None if ff is None else ff(d)
+
+    return _series(choose)
+
+
+_AGGREGATES: Mapping[str, Callable[[list[float]], float]] = {
+    "MAX": max,
+    "MIN": min,
+    "SUM": sum,
+    "AVG": lambda values: sum(values) / len(values),
+}
+
+
+def _aggregate(function: str, node: _Node) -> _Node:
+    if node.kind != ARRAY:
+        return node  # MAX(ts) is a scalar over time; at one timestamp it is the value itself
+    fns = [item.as_series() for item in node.items]
+    reduce = _AGGREGATES[function]
+
+    def aggregate(d: DataSource) -> float | None:
+        values = [fn(d) for fn in fns]
+        present = [v for v in values if v is not None]
+        if not present:
+            return None
+        if len(present) < len(values):
+            values = [0.0 if v is None else v for v in values]
+        return reduce(values)  # type: ignore[arg-type]
+
+    return _series(aggregate)
 
 
 def check_queries(queries: Sequence[Mapping[str, Any]]) -> None:
@@ -313,7 +367,7 @@ def compile_queries(queries: Sequence[Mapping[str, Any]]) -> Callable[[DataSourc
     compiled: dict[str, _Node] = {}
     active: set[str] = set()
     # One evaluation's values by id; reset at each call (an id read twice is computed once).
-    memo: dict[str, Value] = {}
+    memo: dict[str, float | None] = {}
 
     def compile_id(ident: str) -> _Node:
         if ident in compiled:
@@ -327,32 +381,39 @@ def compile_queries(queries: Sequence[Mapping[str, Any]]) -> Callable[[DataSourc
         if "MetricStat" in query:
             stat = query["MetricStat"]
 
-            def raw(data: DataSource) -> Value:
-                return Series(data(stat))
+            def raw(data: DataSource) -> float | None:
+                return data(stat)
 
-            inner: _Node = raw
+            inner = _series(raw)
         else:
             inner = _Parser(query["Expression"], compile_id).parse()
+            if inner.kind == ARRAY:
+                raise MetricMathError(f"{ident}: an array of time series is not a single time series")
         active.discard(ident)
+        if inner.kind == SCALAR:
+            compiled[ident] = inner
+            return inner
+        fn = inner.as_series()
 
-        def node(data: DataSource) -> Any:
-            if ident not in memo:
-                value = inner(data)
-                if isinstance(value, _Array):
-                    raise MetricMathError(f"{ident}: an array of time series is not a single time series")
-                memo[ident] = value
-            return memo[ident]
+        def remembered(data: DataSource) -> float | None:
+            if ident in memo:
+                return memo[ident]
+            value = memo[ident] = fn(data)
+            return value
 
-        compiled[ident] = node
+        node = compiled[ident] = _series(remembered)
         return node
 
     (top,) = [q["Id"] for q in queries if q.get("ReturnData", True) in (True, "true")]
     root = compile_id(top)
+    if root.kind == SCALAR:
+        constant = root.constant
+        return lambda _data: constant
+    root_fn = root.as_series()
 
     def run(data: DataSource) -> float | None:
         memo.clear()
-        result: Value = root(data)
-        return result.value
+        return root_fn(data)
 
     return run
 

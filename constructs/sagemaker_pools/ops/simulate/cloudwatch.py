@@ -10,8 +10,8 @@ datapoints to alarm and missing-data treatment. Sources of each rule: ``docs/sim
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections import deque
+from typing import Any, NamedTuple
 
 from ...metric_math import compile_queries
 
@@ -24,8 +24,7 @@ INSUFFICIENT_DATA = "INSUFFICIENT_DATA"
 MetricKey = tuple[str, str, frozenset[tuple[str, str]]]
 
 
-@dataclass(frozen=True)
-class Stats:
+class Stats(NamedTuple):
     """Samples of one metric in one minute."""
 
     count: float
@@ -76,13 +75,25 @@ def metric_key(metric: Mapping[str, Any]) -> MetricKey:
 
 
 class MetricStore:
-    """Per-minute samples of every published metric."""
+    """Per-minute samples of every published metric.
 
-    def __init__(self) -> None:
+    Args:
+        read: ``(namespace, metric name)`` of every metric some query reads; others are not kept.
+            Default: keep everything.
+    """
+
+    def __init__(self, read: frozenset[tuple[str, str]] | None = None) -> None:
         self._data: dict[MetricKey, dict[int, Stats]] = {}
+        self._read = read
+
+    def reads(self, namespace: str, name: str) -> bool:
+        """True when some query reads this metric (so it is worth publishing)."""
+        return self._read is None or (namespace, name) in self._read
 
     def publish(self, minute: int, namespace: str, name: str, dimensions: Mapping[str, str], stats: Stats) -> None:
         """Add ``stats`` to one metric at ``minute``."""
+        if not self.reads(namespace, name):
+            return
         key = (namespace, name, frozenset(dimensions.items()))
         series = self._data.setdefault(key, {})
         previous = series.get(minute)
@@ -123,6 +134,7 @@ class Alarm:
         threshold, comparison: ``GreaterThanThreshold`` and the three others.
         treat_missing_data: ``missing`` (default), ``notBreaching``, ``breaching`` or ``ignore``.
         store: where the metric data comes from.
+        same_metric_as: another alarm on the same queries and period: its datapoints are reused.
     """
 
     def __init__(
@@ -137,6 +149,7 @@ class Alarm:
         comparison: str,
         treat_missing_data: str,
         store: MetricStore,
+        same_metric_as: "Alarm | None" = None,
     ) -> None:
         self.name = name
         self.period = max(1, period_minutes)
@@ -147,9 +160,12 @@ class Alarm:
         self.treat_missing_data = treat_missing_data
         self.state = INSUFFICIENT_DATA
         self._store = store
+        self._shared = same_metric_as
         self._run = compile_queries(queries)
         self._keys: dict[int, tuple[MetricKey, str, int]] = {}
         self._datapoints: dict[int, float | None] = {}
+        self._window: deque[float | None] = deque([None] * evaluation_periods, maxlen=evaluation_periods)
+        self._newest = -1
         self.last_value: float | None = None
 
     def _stat_reader(self, first: int, last: int) -> Callable[[Mapping[str, Any]], float | None]:
@@ -166,6 +182,8 @@ class Alarm:
 
     def datapoint(self, index: int) -> float | None:
         """The value of period ``index`` (minutes ``index*period .. (index+1)*period - 1``)."""
+        if self._shared is not None:
+            return self._shared.datapoint(index)
         if index not in self._datapoints:
             first = index * self.period
             last = first + self.period - 1
@@ -173,13 +191,19 @@ class Alarm:
         return self._datapoints[index]
 
     def evaluate(self, minute: int) -> str:
-        """The state after the datapoints complete by the end of ``minute``."""
+        """The state after the datapoints complete by the end of ``minute`` (changes only when a period completes)."""
         newest = (minute + 1) // self.period - 1
-        points = [self.datapoint(i) if i >= 0 else None for i in range(newest - self.evaluation_periods + 1, newest + 1)]
-        self.last_value = points[-1] if points else None
+        if newest == self._newest:
+            return self.state
+        for index in range(max(self._newest + 1, newest - self.evaluation_periods + 1), newest + 1):
+            self._window.append(self.datapoint(index) if index >= 0 else None)
+        self._newest = newest
+        points = self._window
+        self.last_value = points[-1]
         present = [v for v in points if v is not None]
         missing = len(points) - len(present)
-        breaching = sum(1 for v in present if self.compare(v, self.threshold))
+        compare, threshold = self.compare, self.threshold
+        breaching = sum(1 for v in present if compare(v, threshold))
         treat = self.treat_missing_data
         if treat == "breaching":
             breaching += missing
@@ -192,6 +216,5 @@ class Alarm:
 
     def recent(self, minute: int) -> list[float]:
         """The present datapoints of the evaluation range ending at ``minute`` (oldest first)."""
-        newest = (minute + 1) // self.period - 1
-        values = [self.datapoint(i) for i in range(max(0, newest - self.evaluation_periods + 1), newest + 1)]
-        return [v for v in values if v is not None]
+        self.evaluate(minute)
+        return [v for v in self._window if v is not None]

@@ -76,7 +76,13 @@ class Result:
 
 def simulate(spec: FleetSpec, scenario: Scenario) -> Result:
     """Run ``scenario`` through ``spec`` and return the timeline."""
-    store = MetricStore()
+    queries = [q for a in spec.alarms for q in a.queries] + [q for p in spec.scaling.target_tracking for q in p.queries]
+    read = frozenset(
+        (str(q["MetricStat"]["Metric"].get("Namespace", "")), str(q["MetricStat"]["Metric"].get("MetricName", "")))
+        for q in queries
+        if "MetricStat" in q
+    )
+    store = MetricStore(read)
     alarms = {
         a.logical_id: Alarm(
             name=a.logical_id,

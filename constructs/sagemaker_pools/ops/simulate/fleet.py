@@ -289,6 +289,11 @@ class Fleet:
 
     def _publish(self, minute: int, snap: Snapshot, units: Mapping[str, int], weight: Mapping[str, float], store: MetricStore) -> None:
         per_unit = snap.per_unit_load
+
+        def emit(namespace: str, name: str, dims: Mapping[str, str], value: float, count: float = 1.0) -> None:
+            if store.reads(namespace, name):
+                store.publish(minute, namespace, name, dims, Stats.of(value, count))
+
         variant = self.variant_dims
         component = self.component_dims
         all_instances = sum(snap.in_service.values())
@@ -300,13 +305,13 @@ class Fleet:
             load = per_unit.get(t, 0.0) if not self.component else 0.0
             utilization = min(100.0, 100.0 * load / weight[t]) if weight[t] else 0.0
             for namespace in (_INVOCATIONS, _ENDPOINTS):
-                store.publish(minute, namespace, "InstanceCount", typed, Stats.of(float(n)))
+                emit(namespace, "InstanceCount", typed, float(n))
             for name in ("CPUUtilization", "GPUUtilization", "MemoryUtilization"):
-                store.publish(minute, _ENDPOINTS, name, typed, Stats.of(utilization, n))
-                store.publish(minute, _ENDPOINTS, name, variant, Stats.of(utilization, n))
+                emit(_ENDPOINTS, name, typed, utilization, n)
+                emit(_ENDPOINTS, name, variant, utilization, n)
         if all_instances:
             for namespace in (_INVOCATIONS, _ENDPOINTS):
-                store.publish(minute, namespace, "InstanceCount", variant, Stats.of(float(all_instances)))
+                emit(namespace, "InstanceCount", variant, float(all_instances))
         # Load: concurrency per serving container, invocations.
         metric = "ConcurrentRequestsPerCopy" if self.component else "ConcurrentRequestsPerModel"
         base = component if self.component else variant
@@ -316,32 +321,32 @@ class Fleet:
                 continue
             load = per_unit.get(t, 0.0)
             typed = {**base, "InstanceType": t}
-            store.publish(minute, _INVOCATIONS, metric, typed, Stats.of(load, n))
-            store.publish(minute, _INVOCATIONS, metric, base, Stats.of(load, n))
+            emit(_INVOCATIONS, metric, typed, load, n)
+            emit(_INVOCATIONS, metric, base, load, n)
             served_share = min(load, weight[t]) if t in self.max_concurrency else load
             requests = self._requests_per_minute(served_share * n, t)
             total_requests += requests
-            store.publish(minute, _INVOCATIONS, "Invocations", typed, Stats.of(requests))
+            emit(_INVOCATIONS, "Invocations", typed, requests)
             per = "InvocationsPerCopy" if self.component else "InvocationsPerInstance"
-            store.publish(minute, _INVOCATIONS, per, typed, Stats.of(requests / n))
+            emit(_INVOCATIONS, per, typed, requests / n)
             if self.component:
-                store.publish(minute, _COMPONENTS, "CPUUtilizationNormalized", typed, Stats.of(min(100.0, 100.0 * load / weight[t]), n))
-                store.publish(minute, _COMPONENTS, "CPUUtilizationNormalized", base, Stats.of(min(100.0, 100.0 * load / weight[t]), n))
+                emit(_COMPONENTS, "CPUUtilizationNormalized", typed, min(100.0, 100.0 * load / weight[t]), n)
+                emit(_COMPONENTS, "CPUUtilizationNormalized", base, min(100.0, 100.0 * load / weight[t]), n)
         serving = sum(units.values())
         if serving:
-            store.publish(minute, _INVOCATIONS, "Invocations", base, Stats.of(total_requests))
+            emit(_INVOCATIONS, "Invocations", base, total_requests)
             per = "InvocationsPerCopy" if self.component else "InvocationsPerInstance"
-            store.publish(minute, _INVOCATIONS, per, base, Stats.of(total_requests / serving))
+            emit(_INVOCATIONS, per, base, total_requests / serving)
         if self.component and serving == 0 and snap.concurrency > 0:
             failures = max(1.0, self._requests_per_minute(snap.concurrency, self.types[0]))
-            store.publish(minute, _INVOCATIONS, "NoCapacityInvocationFailures", component, Stats.of(failures))
-            store.publish(minute, _INVOCATIONS, "NoCapacityInvocationFailures", variant, Stats.of(failures))
+            emit(_INVOCATIONS, "NoCapacityInvocationFailures", component, failures)
+            emit(_INVOCATIONS, "NoCapacityInvocationFailures", variant, failures)
         if self.spec.async_max_concurrent is not None:
             # ApproximateBacklogSize counts requests being processed or yet to be processed.
             endpoint = {"EndpointName": self.spec.endpoint_name}
             backlog = snap.concurrency
             snap.backlog = backlog
-            store.publish(minute, _INVOCATIONS, "ApproximateBacklogSize", endpoint, Stats.of(backlog))
+            emit(_INVOCATIONS, "ApproximateBacklogSize", endpoint, backlog)
             if all_instances:
-                store.publish(minute, _INVOCATIONS, "ApproximateBacklogSizePerInstance", endpoint, Stats.of(backlog / all_instances))
-            store.publish(minute, _INVOCATIONS, "HasBacklogWithoutCapacity", endpoint, Stats.of(1.0 if backlog > 0 and not all_instances else 0.0))
+                emit(_INVOCATIONS, "ApproximateBacklogSizePerInstance", endpoint, backlog / all_instances)
+            emit(_INVOCATIONS, "HasBacklogWithoutCapacity", endpoint, 1.0 if backlog > 0 and not all_instances else 0.0)

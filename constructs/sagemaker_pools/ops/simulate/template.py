@@ -158,7 +158,7 @@ def load_template(path: str, stack: str | None = None) -> dict[str, Any]:
         manifest_path = source / "manifest.json"
         if not manifest_path.is_file():
             raise OpsError(f"{path} is a folder without manifest.json: give a template file or a cdk.out folder", EXIT_USAGE)
-        manifest = _read_json(manifest_path)
+        manifest = _read_json(manifest_path, template=False)
         stacks = {
             name: artifact["properties"]["templateFile"]
             for name, artifact in manifest.get("artifacts", {}).items()
@@ -176,14 +176,14 @@ def load_template(path: str, stack: str | None = None) -> dict[str, Any]:
     return _read_json(source)
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+def _read_json(path: Path, *, template: bool = True) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text())
     except OSError as exc:
         raise OpsError(f"cannot read {path}: {exc.strerror or exc}", EXIT_USAGE) from None
     except json.JSONDecodeError as exc:
         raise OpsError(f"{path} is not JSON: {exc.msg} at line {exc.lineno} (YAML templates: convert with cfn-flip)", EXIT_USAGE) from None
-    if not isinstance(data, dict) or not isinstance(data.get("Resources"), dict):
+    if not isinstance(data, dict) or (template and not isinstance(data.get("Resources"), dict)):
         raise OpsError(f"{path} is not a CloudFormation template (no Resources)", EXIT_USAGE)
     return data
 
