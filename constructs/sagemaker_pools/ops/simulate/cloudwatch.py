@@ -27,7 +27,7 @@ MetricKey = tuple[str, str, frozenset[tuple[str, str]]]
 class Stats(NamedTuple):
     """Samples of one metric in one minute."""
 
-    count: float
+    samples: float
     total: float
     minimum: float
     maximum: float
@@ -40,7 +40,7 @@ class Stats(NamedTuple):
     def merge(self, other: "Stats") -> "Stats":
         """Both sets of samples."""
         return Stats(
-            self.count + other.count, self.total + other.total, min(self.minimum, other.minimum), max(self.maximum, other.maximum)
+            self.samples + other.samples, self.total + other.total, min(self.minimum, other.minimum), max(self.maximum, other.maximum)
         )
 
     def statistic(self, stat: str) -> float | None:
@@ -52,13 +52,13 @@ class Stats(NamedTuple):
         if stat == "Sum":
             return self.total
         if stat == "SampleCount":
-            return self.count
+            return self.samples
         if stat == "Maximum":
             return self.maximum
         if stat == "Minimum":
             return self.minimum
         if stat == "Average":
-            return self.total / self.count if self.count else None
+            return self.total / self.samples if self.samples else None
         if stat.startswith(("p", "tm", "wm", "tc", "ts")):
             try:
                 level = float(stat.lstrip("ptmwcs").split(":")[0])
