@@ -343,3 +343,108 @@ def test_the_simulator_imports_no_cdk() -> None:
         "assert 'aws_cdk' not in sys.modules, 'aws_cdk imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+# --- the modelled rules, one at a time -----------------------------------------------------------
+
+
+def _store_with(values: list[float | None], name: str = "M") -> tuple[Any, list[dict[str, Any]]]:
+    from sagemaker_pools.ops.simulate.cloudwatch import MetricStore, Stats
+
+    store = MetricStore()
+    for minute, value in enumerate(values):
+        if value is not None:
+            store.publish(minute, "NS", name, {"D": "x"}, Stats.of(value))
+    metric = {"Namespace": "NS", "MetricName": name, "Dimensions": [{"Name": "D", "Value": "x"}]}
+    return store, [{"Id": "m1", "ReturnData": True, "MetricStat": {"Metric": metric, "Stat": "Maximum", "Period": 60}}]
+
+
+# The tables of the CloudWatch user guide, "How alarm state is evaluated when data is missing"
+# (5 datapoints retrieved, oldest first; 0 not breaching, X breaching, - missing), in the order
+# MISSING, IGNORE, BREACHING, NOT BREACHING. "keep" is "Retain current state".
+_USER_GUIDE_TABLES = [
+    (3, "0-X-X", ["OK", "OK", "OK", "OK"]),
+    (3, "0----", ["OK", "OK", "OK", "OK"]),
+    (3, "-----", ["INSUFFICIENT_DATA", "keep", "ALARM", "OK"]),
+    (3, "0XX-X", ["ALARM", "ALARM", "ALARM", "ALARM"]),
+    (3, "----X", ["INSUFFICIENT_DATA", "keep", "ALARM", "OK"]),
+    (3, "X----", ["ALARM", "keep", "ALARM", "OK"]),
+    (2, "0-X-X", ["ALARM", "ALARM", "ALARM", "ALARM"]),
+    (2, "00X0X", ["ALARM", "ALARM", "ALARM", "ALARM"]),
+    (2, "0-X--", ["OK", "OK", "ALARM", "OK"]),
+    (2, "----0", ["OK", "OK", "ALARM", "OK"]),
+    (2, "----X", ["INSUFFICIENT_DATA", "keep", "ALARM", "OK"]),
+]
+
+
+@pytest.mark.parametrize(("datapoints_to_alarm", "points", "states"), _USER_GUIDE_TABLES)
+def test_alarms_evaluate_missing_data_as_the_cloudwatch_user_guide_tables(
+    datapoints_to_alarm: int, points: str, states: list[str]
+) -> None:
+    from sagemaker_pools.ops.simulate.cloudwatch import Alarm
+
+    values: list[float | None] = [{"0": 0.0, "X": 5.0, "-": None}[c] for c in points]
+    for treat, expected in zip(["missing", "ignore", "breaching", "notBreaching"], states):
+        store, queries = _store_with(values)
+        alarm = Alarm(
+            name="a", queries=queries, period_minutes=1, evaluation_periods=3, datapoints_to_alarm=datapoints_to_alarm,
+            threshold=1, comparison="GreaterThanThreshold", treat_missing_data=treat, store=store,
+        )
+        alarm.state = "OK" if expected != "OK" else "ALARM"  # a state to keep that differs from any answer
+        before = alarm.state
+        assert alarm.evaluate(len(values) - 1) == (before if expected == "keep" else expected), (points, treat)
+
+
+def test_a_five_minute_alarm_combines_its_minutes_and_changes_only_when_a_period_completes() -> None:
+    from sagemaker_pools.ops.simulate.cloudwatch import Alarm
+
+    store, queries = _store_with([1, 1, 1, 1, 1, 1, 1, 1, 1, 1])
+    queries[0]["MetricStat"].update(Stat="SampleCount", Period=300)
+    alarm = Alarm(
+        name="a", queries=queries, period_minutes=5, evaluation_periods=1, datapoints_to_alarm=1,
+        threshold=4.5, comparison="GreaterThanThreshold", treat_missing_data="missing", store=store,
+    )
+    assert [alarm.evaluate(m) for m in range(10)] == ["INSUFFICIENT_DATA"] * 4 + ["ALARM"] * 6
+    assert alarm.datapoint(0) == 5  # five one-minute samples in the period
+
+
+def _step_scaler(adjustment_type: str, adjustment: int, *, magnitude: int | None = None, cooldown_s: int = 300, values: list[float | None]) -> Any:
+    from sagemaker_pools.ops.simulate.autoscaling import Autoscaler
+    from sagemaker_pools.ops.simulate.cloudwatch import Alarm
+    from sagemaker_pools.ops.simulate.template import ScalingSpec, StepPolicySpec
+
+    store, queries = _store_with(values)
+    alarm = Alarm(
+        name="high", queries=queries, period_minutes=1, evaluation_periods=1, datapoints_to_alarm=1,
+        threshold=1, comparison="GreaterThanOrEqualToThreshold", treat_missing_data="missing", store=store,
+    )
+    step = StepPolicySpec("Step", adjustment_type, ((0.0, None, adjustment),), cooldown_s, magnitude, "Maximum")
+    spec = ScalingSpec("Target", "sagemaker:variant:DesiredInstanceCount", 1, 40, (), (step,))
+    return Autoscaler(spec, {"high": alarm}, {"high": ("Step",)}, store, initial=10)
+
+
+def test_a_step_policy_in_alarm_acts_each_minute_its_cooldown_allows() -> None:
+    scaler = _step_scaler("ChangeInCapacity", 2, cooldown_s=180, values=[5.0] * 8)
+    desired = []
+    for minute in range(8):
+        scaler.step(minute)
+        desired.append(scaler.desired)
+    # +2 at once; during the 3-minute cooldown the same +2 counts the first as done; then +2 again.
+    assert desired == [12, 12, 12, 14, 14, 14, 16, 16]
+
+
+@pytest.mark.parametrize(
+    ("adjustment_type", "adjustment", "magnitude", "expected"),
+    [
+        ("ExactCapacity", 3, None, 3),  # scale in to exactly 3
+        ("PercentChangeInCapacity", 25, None, 12),  # 25 % of 10 = 2.5, rounded down
+        ("PercentChangeInCapacity", 5, None, 11),  # 0.5 rounds to 1
+        ("PercentChangeInCapacity", 10, 4, 14),  # 1, raised to the minimum magnitude 4
+        ("PercentChangeInCapacity", -25, None, 8),  # -2.5 rounded up to -2
+        ("PercentChangeInCapacity", 500, None, 40),  # capped at max capacity
+    ],
+)
+def test_step_adjustment_types(adjustment_type: str, adjustment: int, magnitude: int | None, expected: int) -> None:
+    scaler = _step_scaler(adjustment_type, adjustment, magnitude=magnitude, values=[5.0])
+    scaler.step(0)
+    assert scaler.desired == expected

@@ -17,6 +17,9 @@ from ...metric_math import compile_queries
 
 __all__ = ["Stats", "MetricStore", "Alarm", "metric_key", "OK", "ALARM", "INSUFFICIENT_DATA"]
 
+#: Datapoints retrieved beyond the evaluation periods (the evaluation range).
+EXTRA_DATAPOINTS = 2
+
 OK = "OK"
 ALARM = "ALARM"
 INSUFFICIENT_DATA = "INSUFFICIENT_DATA"
@@ -164,7 +167,10 @@ class Alarm:
         self._run = compile_queries(queries)
         self._keys: dict[int, tuple[MetricKey, str, int]] = {}
         self._datapoints: dict[int, float | None] = {}
-        self._window: deque[float | None] = deque([None] * evaluation_periods, maxlen=evaluation_periods)
+        # The evaluation range: more datapoints than the evaluation periods (the user guide's
+        # example retrieves 5 for 3 evaluation periods).
+        self._range = evaluation_periods + EXTRA_DATAPOINTS
+        self._window: deque[float | None] = deque([None] * self._range, maxlen=self._range)
         self._newest = -1
         self.last_value: float | None = None
 
@@ -191,30 +197,53 @@ class Alarm:
         return self._datapoints[index]
 
     def evaluate(self, minute: int) -> str:
-        """The state after the datapoints complete by the end of ``minute`` (changes only when a period completes)."""
+        """The state after the datapoints complete by the end of ``minute`` (changes only when a period completes).
+
+        CloudWatch's rules ("How alarm state is evaluated when data is missing"): with at least
+        ``evaluation_periods`` datapoints present in the evaluation range, the most recent of them
+        decide and the missing-data setting is not used; with none, ``missing`` gives
+        INSUFFICIENT_DATA, ``ignore`` keeps the state, ``breaching`` / ``notBreaching`` fill them
+        in; with some, ``breaching`` / ``notBreaching`` fill in the rest, while ``missing`` and
+        ``ignore`` go to OK when a present datapoint does not breach and fewer than
+        ``datapoints_to_alarm`` do, and otherwise (only breaching datapoints, too few) go to ALARM
+        if the oldest datapoint of the range is present (``missing``), else to INSUFFICIENT_DATA
+        (``missing``) or keep the state (``ignore``).
+        """
         newest = (minute + 1) // self.period - 1
         if newest == self._newest:
             return self.state
-        for index in range(max(self._newest + 1, newest - self.evaluation_periods + 1), newest + 1):
+        for index in range(max(self._newest + 1, newest - self._range + 1), newest + 1):
             self._window.append(self.datapoint(index) if index >= 0 else None)
         self._newest = newest
-        points = self._window
-        self.last_value = points[-1]
-        present = [v for v in points if v is not None]
-        missing = len(points) - len(present)
-        compare, threshold = self.compare, self.threshold
-        breaching = sum(1 for v in present if compare(v, threshold))
-        treat = self.treat_missing_data
-        if treat == "breaching":
-            breaching += missing
-        elif not present and treat in ("missing", "ignore"):
-            if treat == "missing":
-                self.state = INSUFFICIENT_DATA
-            return self.state
-        self.state = ALARM if breaching >= self.datapoints_to_alarm else OK
+        self.last_value = self._window[-1]
+        self.state = self._decide()
         return self.state
+
+    def _decide(self) -> str:
+        compare, threshold, needed = self.compare, self.threshold, self.datapoints_to_alarm
+        present = [v for v in self._window if v is not None]
+        n = self.evaluation_periods
+        if len(present) >= n:
+            breaching = sum(1 for v in present[-n:] if compare(v, threshold))
+            return ALARM if breaching >= needed else OK
+        treat = self.treat_missing_data
+        breaching = sum(1 for v in present if compare(v, threshold))
+        if treat in ("breaching", "notBreaching"):
+            if treat == "breaching":
+                breaching += n - len(present)
+            return ALARM if breaching >= needed else OK
+        if not present:
+            return INSUFFICIENT_DATA if treat == "missing" else self.state
+        if breaching >= needed:
+            return ALARM
+        if breaching < len(present):  # a present datapoint does not breach
+            return OK
+        if treat == "ignore":
+            return self.state
+        return ALARM if self._window[0] is not None else INSUFFICIENT_DATA
 
     def recent(self, minute: int) -> list[float]:
         """The present datapoints of the evaluation range ending at ``minute`` (oldest first)."""
         self.evaluate(minute)
-        return [v for v in self._window if v is not None]
+        present = [v for v in self._window if v is not None]
+        return present[-self.evaluation_periods :]
