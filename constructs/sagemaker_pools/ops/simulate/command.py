@@ -43,8 +43,7 @@ def add_parser(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     p.add_argument("--max-concurrency", action="append", default=[], metavar="TYPE=N", help="concurrent requests one instance (copy) serves (default: what the policies divide by)")
     p.add_argument("--duration", metavar="D", help="simulated time, e.g. 24h (default: to the last row of the trace + 1 minute)")
     p.add_argument("--every", type=int, default=0, metavar="N", help="text output: also print every N-th minute (default: only minutes where something changed)")
-    out = p.add_mutually_exclusive_group()
-    out.add_argument("--json", action="store_true", help="print the timeline and summary as JSON (schema in docs/simulate.md)")
+    p.add_argument("--json", action="store_true", help="print the timeline and summary as JSON (schema in docs/simulate.md)")
     p.add_argument("--plot", metavar="FILE.png", help="draw instances by type, the signal and the traffic (needs the [sim] extra)")
     p.set_defaults(handler=run)
 

@@ -268,6 +268,8 @@ def read_fleet(template: Mapping[str, Any], endpoint: str | None = None) -> Flee
     config_ref = props.get("EndpointConfigName")
     config_id = _referenced_id(config_ref)
     configs = _of_type(template, _CONFIG)
+    if config_id is None and isinstance(config_ref, str):  # a literal name
+        config_id = next((k for k, v in configs.items() if v.get("Properties", {}).get("EndpointConfigName") == config_ref), None)
     if config_id not in configs:
         raise OpsError(f"endpoint {endpoint}: its EndpointConfigName does not refer to an AWS::SageMaker::EndpointConfig of this template", EXIT_USAGE)
     config = configs[config_id].get("Properties", {})
@@ -496,7 +498,7 @@ def _scaling(
                     queries=tuple(queries),
                     scale_in_cooldown_s=_int(config.get("ScaleInCooldown", default_cooldown), "ScaleInCooldown"),
                     scale_out_cooldown_s=_int(config.get("ScaleOutCooldown", default_cooldown), "ScaleOutCooldown"),
-                    disable_scale_in=bool(config.get("DisableScaleIn", False)) in (True, "true"),
+                    disable_scale_in=config.get("DisableScaleIn", False) in (True, "true"),
                 )
             )
         elif p.get("PolicyType") == "StepScaling":
