@@ -448,3 +448,14 @@ def test_step_adjustment_types(adjustment_type: str, adjustment: int, magnitude:
     scaler = _step_scaler(adjustment_type, adjustment, magnitude=magnitude, values=[5.0])
     scaler.step(0)
     assert scaler.desired == expected
+
+
+def test_immediate_fallback_serves_sooner_than_after_the_timeout(example_templates: dict[str, Any]) -> None:
+    spec = read_fleet(example_templates["RealtimePooledLlm"])
+    load = [20.0] * 30 + [90.0] * 90
+    first_g6 = {}
+    for fallback in ("after-timeout", "immediate"):
+        rows = simulate(spec, Scenario(load=load, outages={G6E: [(0, 120)]}, fallback=fallback)).rows
+        first_g6[fallback] = next(r.minute for r in rows if r.instances[G6] > 2)
+    # The timeout (20 minutes in the example) is the whole difference.
+    assert first_g6["after-timeout"] - first_g6["immediate"] == spec.provision_timeout_s // 60

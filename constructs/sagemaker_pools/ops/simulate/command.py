@@ -37,6 +37,13 @@ def add_parser(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     p.add_argument("--traffic", required=True, metavar="FILE.csv", help="header minute,concurrency or minute,requests_per_second; values hold until the next row")
     p.add_argument("--outage", action="append", default=[], metavar="TYPE@START-END", help="no capacity of TYPE in that window, e.g. ml.g6e.48xlarge@0m-240m (repeatable)")
     p.add_argument("--start-up", action="append", default=[], metavar="TYPE=DURATION", help="launch to serving (default: 10m with accelerators, else 5m)")
+    p.add_argument(
+        "--fallback",
+        choices=["after-timeout", "immediate"],
+        default="after-timeout",
+        help="when a pool without capacity gives way to the next: after the provisioning timeout (the launch post; default) "
+        "or at once (the developer guide)",
+    )
     p.add_argument("--copy-start-up", default=DEFAULT_COPY_START_UP, metavar="DURATION", help=f"inference components: a copy's load time (default {DEFAULT_COPY_START_UP})")
     p.add_argument("--price", action="append", default=[], metavar="TYPE=USD_PER_HOUR", help="adds cost by type to the summary")
     p.add_argument("--latency", action="append", default=[], metavar="TYPE=SECONDS|BENCH.json", help="seconds per request (or a bench --json report): needed with requests_per_second")
@@ -89,6 +96,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         copy_start_up=copy_start_up,
         max_concurrency=concurrency,
         latency_s=latency,
+        fallback=args.fallback,
     )
     result = simulate(spec, scenario)
     if args.json:

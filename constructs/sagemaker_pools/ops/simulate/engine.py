@@ -30,6 +30,8 @@ class Scenario:
         copy_start_up: minutes for an inference-component copy to load.
         max_concurrency: per type (merged over what the template's policies divide by).
         latency_s: seconds per request, per type.
+        fallback: ``"after-timeout"`` (default) or ``"immediate"``: when a pool without capacity
+            gives way to the next (see ``docs/simulate.md``).
     """
 
     load: Sequence[float]
@@ -39,6 +41,7 @@ class Scenario:
     copy_start_up: int = 5
     max_concurrency: Mapping[str, float] = field(default_factory=dict)
     latency_s: Mapping[str, float] = field(default_factory=dict)
+    fallback: str = "after-timeout"
 
 
 @dataclass
@@ -106,6 +109,7 @@ def simulate(spec: FleetSpec, scenario: Scenario) -> Result:
         max_concurrency=max_concurrency,
         outages=scenario.outages,
         latency_s=scenario.latency_s,
+        fallback=scenario.fallback,
     )
     initial = spec.component.initial_copies if spec.component else spec.initial_instance_count
     initial = max(spec.scaling.min_capacity, min(spec.scaling.max_capacity, initial))

@@ -9,7 +9,8 @@ The rules, each with its source in ``docs/simulate.md``:
 
 * a new instance is asked of the pool of priority 1; a type without capacity (an outage) is
   retried for the provisioning timeout, then the next pool is tried (after the last, the first
-  again); an instance serves after its type's start-up time;
+  again), or, with ``fallback="immediate"``, the next pool is tried at once; an instance serves
+  after its type's start-up time;
 * scale-in removes capacity that is not serving yet first, then the lowest priority first;
 * inference components: copies go onto instances with room, highest priority first; managed
   instance scaling adds instances for copies that do not fit and removes instances left without
@@ -79,6 +80,8 @@ class Fleet:
         max_concurrency: concurrent requests one instance (copy) of each type serves.
         outages: ``{type: [(start, end), ...]}`` minutes without capacity.
         latency_s: seconds per request by type (requests per minute from concurrency), if known.
+        fallback: ``"after-timeout"`` (the launch post's reading) or ``"immediate"`` (the
+            developer guide's: the next pool on an insufficient-capacity error).
     """
 
     def __init__(
@@ -90,8 +93,10 @@ class Fleet:
         max_concurrency: Mapping[str, float],
         outages: Mapping[str, Sequence[tuple[int, int]]],
         latency_s: Mapping[str, float],
+        fallback: str = "after-timeout",
     ) -> None:
         self.spec = spec
+        self.immediate = fallback == "immediate"
         self.types = spec.types
         self.priority = {p.instance_type: p.priority for p in spec.pools}
         self.start_up = dict(start_up)
@@ -152,6 +157,13 @@ class Fleet:
                     ready = minute + self.start_up.get(instance_type, 10)
                     self.instances.append(Unit(instance_type, self.priority[instance_type], ready, request.seq))
                     break
+                if self.immediate:
+                    # The next pool at once; after a pass over every pool, wait for the next minute.
+                    request.index = (request.index + 1) % len(self.types)
+                    request.since = minute
+                    if request.index == 0:
+                        break
+                    continue
                 if minute - request.since >= self.timeout and len(self.types) > 1:
                     request.index = (request.index + 1) % len(self.types)
                     request.since = minute
