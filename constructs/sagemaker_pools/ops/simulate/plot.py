@@ -54,7 +54,7 @@ def plot(result: Result, path: str, *, title: str | None = None) -> None:
     load_ax.set_ylabel("requests")
     load_ax.set_xlabel("hours")
     load_ax.legend(loc="upper right", fontsize=8)
-    figure.suptitle(title or f"{spec.endpoint_id}: simulated from the synthesized template")
+    figure.suptitle(title or f"{spec.endpoint_name} ({spec.endpoint_id}), simulated from its synthesized template")
     figure.tight_layout()
     try:
         figure.savefig(path, dpi=100)
