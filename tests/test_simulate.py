@@ -339,8 +339,8 @@ def test_the_simulator_imports_no_cdk() -> None:
     import subprocess
 
     code = (
-        "import sys; import sagemaker_pools.ops.cli, sagemaker_pools.ops.simulate.plot; "
-        "assert 'aws_cdk' not in sys.modules, 'aws_cdk imported'"
+        "import sys; import sagemaker_pools.metric_math, sagemaker_pools.ops.cli, sagemaker_pools.ops.simulate.plot; "
+        "assert 'aws_cdk' not in sys.modules and 'jsii' not in sys.modules, 'CDK imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
