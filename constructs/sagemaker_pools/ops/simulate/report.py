@@ -122,7 +122,7 @@ def render_text(result: Result, prices: Mapping[str, float] | None = None, *, ev
     headers = ["minute"]
     for t in spec.types:
         headers.append(f"{_short(t)} (+pending)")
-    headers += ["desired", "signal", "concurrency", "queued", "alarms in ALARM"]
+    headers += ["desired", "signal", "concurrency", "served", "queued", "alarms in ALARM"]
     rows = []
     previous: tuple[Any, ...] | None = None
     for r in result.rows:
@@ -133,7 +133,7 @@ def render_text(result: Result, prices: Mapping[str, float] | None = None, *, ev
         cells: list[object] = [format_minutes(r.minute)]
         for t in spec.types:
             cells.append(f"{r.instances[t]}" + (f" (+{r.pending[t]})" if r.pending[t] else ""))
-        cells += [r.desired_capacity, None if r.signal is None else round(r.signal, 3), round(r.concurrency, 1), round(r.queued, 1), ", ".join(r.alarms) or "-"]
+        cells += [r.desired_capacity, None if r.signal is None else round(r.signal, 3), round(r.concurrency, 1), round(r.served, 1), round(r.queued, 1), ", ".join(r.alarms) or "-"]
         rows.append(cells)
     lines = [f"{spec.endpoint_id} ({spec.endpoint_name}): {len(result.rows)} minutes, desired capacity in {result.unit}", ""]
     lines.append(render_table(headers, rows))
