@@ -156,7 +156,6 @@ _QUIET_THEN_BUSY = [0.0] * 120 + [10.0] * 120 + [0.0] * 60
 
 
 @pytest.mark.parametrize("stack", ["InferenceComponentPools", "AsyncScaleToZero"])
-@pytest.mark.xfail(strict=True, reason="the wake-from-zero step policies add one unit per cooldown until the first unit serves")
 def test_waking_from_zero_adds_at_most_one_unit_per_cold_start(example_templates: dict[str, Any], stack: str) -> None:
     spec = read_fleet(example_templates[stack])
     assert spec.scaling.min_capacity == 0
