@@ -159,4 +159,4 @@ def test_console_script_is_declared() -> None:
     import tomllib
 
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts["sagemaker-pools"] == "sagemaker_pools.ops.cli:main"
+    assert scripts["sagemaker-pools"] == "sagemaker_pools.ops.entry:main"
