@@ -170,7 +170,12 @@ class _Handler(socketserver.BaseRequestHandler):
         else:
             error, message = behaviour.error, f"injected {behaviour.error}"
         if error is not None or operation != "invocations-response-stream":
-            _sleep_until(received + behaviour.latency_ms / 1000)
+            slots = self.server.slots
+            if slots is not None:  # a model server that works on so many requests at a time; others queue
+                with slots:
+                    _sleep_until(time.perf_counter() + behaviour.latency_ms / 1000)
+            else:
+                _sleep_until(received + behaviour.latency_ms / 1000)
             if error is not None:
                 sock.sendall(_error_response(error, message))
                 self.server.stats.add(error, time.perf_counter() - received)
@@ -242,13 +247,16 @@ class _Server(socketserver.ThreadingMixIn, socketserver.TCPServer):
     request_queue_size = 512
     behaviour: Behaviour
     stats: _Stats
+    slots: threading.BoundedSemaphore | None
 
 
 class LocalRuntimeServer:
     """The server on ``127.0.0.1``, served from a background thread (``with`` starts and stops it)."""
 
-    def __init__(self, behaviour: Behaviour | None = None, port: int = 0, host: str = "127.0.0.1") -> None:
+    def __init__(self, behaviour: Behaviour | None = None, port: int = 0, host: str = "127.0.0.1", *, slots: int | None = None) -> None:
+        """``slots``: InvokeEndpoint requests served at a time (others wait for a slot; default: no limit)."""
         self._server = _Server((host, port), _Handler)
+        self._server.slots = threading.BoundedSemaphore(slots) if slots is not None else None
         self._server.behaviour = behaviour or Behaviour()
         self._server.stats = _Stats()
         self._thread: threading.Thread | None = None
@@ -312,9 +320,10 @@ def main(argv: list[str] | None = None) -> int:
             parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=field.default)
         else:
             parser.add_argument(flag, type=float if "ms" in field.name else int, default=field.default)
+    parser.add_argument("--slots", type=int, help="InvokeEndpoint requests served at a time; others queue (default: no limit)")
     args = parser.parse_args(argv)
     behaviour = Behaviour(**{f.name: getattr(args, f.name) for f in dataclasses.fields(Behaviour) if hasattr(args, f.name)})
-    server = LocalRuntimeServer(behaviour, port=args.port)
+    server = LocalRuntimeServer(behaviour, port=args.port, slots=args.slots)
     signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.stop, daemon=True).start())
     print(f"listening on {server.url}", flush=True)
     try:

@@ -125,9 +125,11 @@ def response_text(body: bytes) -> str:
 
 def stream_text(parts: Iterable[bytes]) -> str:
     """The generated text of a stream: each event's token text; the raw payload when none is recognized."""
+    parts = list(parts)
     raw = b"".join(parts)
     texts = []
-    for line in raw.splitlines():
+    # an event may be one JSON document (TGI over SageMaker) or server-sent event lines
+    for line in (line for part in parts for line in part.splitlines()):
         line = line.strip()
         if line.startswith(b"data:"):
             line = line[5:].strip()
