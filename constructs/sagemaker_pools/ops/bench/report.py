@@ -329,14 +329,14 @@ def merge_reports(reports: Sequence[Mapping[str, Any]], labels: Sequence[str]) -
     from .histogram import encode, merged, summary_of
 
     first = reports[0]
-    for label, report in zip(labels, reports):
-        if "histograms" not in report:
+    for label, one in zip(labels, reports):
+        if "histograms" not in one:
             raise OpsError(f"--merge {label} has no histograms (written by an older version): it cannot be merged", EXIT_USAGE)
         for key in ("mode", "operation"):
-            if report["run"][key] != first["run"][key]:
-                raise OpsError(f"--merge {label}: {key} {report['run'][key]!r} differs from {labels[0]}'s {first['run'][key]!r}", EXIT_USAGE)
-        if report["endpoint"] != first["endpoint"]:
-            raise OpsError(f"--merge {label}: endpoint {report['endpoint']} differs from {labels[0]}'s {first['endpoint']}", EXIT_USAGE)
+            if one["run"][key] != first["run"][key]:
+                raise OpsError(f"--merge {label}: {key} {one['run'][key]!r} differs from {labels[0]}'s {first['run'][key]!r}", EXIT_USAGE)
+        if one["endpoint"] != first["endpoint"]:
+            raise OpsError(f"--merge {label}: endpoint {one['endpoint']} differs from {labels[0]}'s {first['endpoint']}", EXIT_USAGE)
 
     def total(get: Any) -> Any:
         values = [get(r) for r in reports]
@@ -350,8 +350,8 @@ def merge_reports(reports: Sequence[Mapping[str, Any]], labels: Sequence[str]) -
             histograms[name] = encode(histogram)
             summaries[f"{name}_ms"] = summary_of(histogram)
     errors: dict[str, int] = {}
-    for report in reports:
-        for kind, count in report["requests"]["errors"].items():
+    for one in reports:
+        for kind, count in one["requests"]["errors"].items():
             errors[kind] = errors.get(kind, 0) + count
     requests_total = sum(r["requests"]["total"] for r in reports)
     ok = sum(r["requests"]["ok"] for r in reports)
