@@ -135,7 +135,8 @@ def plot_sweep(document: Mapping[str, Any], path: str) -> None:
     for slo in document["slos"]:
         if slo["metric"] == "latency":
             latency_axes.axhline(slo["bound_ms"], linestyle="--", color="grey", label=f"SLO {slo['name']}")
-    latency_axes.set(xlabel="concurrency", ylabel="ms", title="latency", xscale="log", yscale="log")
+    latency_axes.set(xlabel="concurrency", ylabel="ms", title="latency", xscale="log")
+    latency_axes.set_ylim(bottom=0)
     latency_axes.legend()
     rate_axes.plot(xs, [level["report"]["requests_per_s"] for level in levels], marker="o", label="requests/s")
     if document["slos"]:
@@ -146,7 +147,9 @@ def plot_sweep(document: Mapping[str, Any], path: str) -> None:
     rate_axes.set(xlabel="concurrency", ylabel="requests/s", title="throughput", xscale="log")
     rate_axes.legend()
     for axes in (latency_axes, rate_axes):
+        axes.minorticks_off()
         axes.set_xticks(xs, [str(x) for x in xs])
+        axes.grid(True, alpha=0.3)
     figure.suptitle(f"{document['endpoint']}" + (f" ({document['instance_type']})" if document["instance_type"] else ""))
     figure.tight_layout()
     try:
