@@ -113,3 +113,19 @@ def test_workers_end_when_the_command_is_killed(server: LocalRuntimeServer) -> N
     process.kill()  # SIGKILL: no handler runs; the workers' watchdog must notice
     process.communicate(timeout=30)
     assert wait_until(lambda: not any(alive(p) for p in workers), 10), [p for p in workers if alive(p)]
+
+
+def test_a_second_ctrl_c_stops_waiting_for_the_requests_in_flight() -> None:
+    with LocalRuntimeServer(Behaviour(latency_ms=30_000)) as slow:
+        process = start(slow.url, "--concurrency", "4", "--processes", "2", "--duration", "60", "--warmup", "0", "--timeout", "60")
+        assert wait_until(lambda: slow.stats()["in_flight"] == 4, 60), "the run did not start"
+        workers = descendants(process.pid)
+        process.send_signal(signal.SIGINT)  # waits for the 4 requests in flight (30 s each)...
+        time.sleep(0.5)
+        assert process.poll() is None
+        signalled = time.monotonic()
+        process.send_signal(signal.SIGINT)  # ...until the second one
+        returncode, _, err = finish(process, workers)
+        assert time.monotonic() - signalled < 15
+        assert returncode == 130, err
+        assert "Traceback" not in err

@@ -15,7 +15,7 @@ writes headers and body separately without it adds ~40 ms to keep-alive response
 algorithm holds the second write until the client's delayed ACK).
 
 ``GET /_stats`` returns the server-side duration percentiles of the requests so far (the
-"truth" a client measurement can be checked against); ``POST /_reset`` clears them.
+"truth" a client measurement can be checked against) and the requests in flight; ``POST /_reset`` clears them.
 
 Run it: ``python -m sagemaker_pools.ops.bench.localserver --port 8080 --latency-ms 50``.
 """
@@ -86,6 +86,15 @@ class _Stats:
         self.lock = threading.Lock()
         self.durations: list[float] = []
         self.by_kind: dict[str, int] = {}
+        self.in_flight = 0
+
+    def begin(self) -> None:
+        with self.lock:
+            self.in_flight += 1
+
+    def end(self) -> None:
+        with self.lock:
+            self.in_flight -= 1
 
     def add(self, kind: str, duration: float) -> None:
         with self.lock:
@@ -96,7 +105,7 @@ class _Stats:
         with self.lock:
             ordered = sorted(self.durations)
             kinds = dict(self.by_kind)
-        result: dict[str, Any] = {"requests": len(ordered), "by_kind": kinds}
+        result: dict[str, Any] = {"requests": len(ordered), "by_kind": kinds, "in_flight": self.in_flight}
         for p in (50, 90, 95, 99, 100):
             result[f"p{p}_ms"] = ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)] * 1000 if ordered else None
         return result
@@ -149,7 +158,11 @@ class _Handler(socketserver.BaseRequestHandler):
             self.server.stats.reset()
             sock.sendall(_response(200, b"{}", "application/json"))
         elif method == "POST" and path.startswith("/endpoints/"):
-            self._invoke(sock, path, body, received)
+            self.server.stats.begin()
+            try:
+                self._invoke(sock, path, body, received)
+            finally:
+                self.server.stats.end()
         else:
             sock.sendall(_response(404, b'{"message": "not found"}', "application/json"))
         return keep_alive

@@ -114,6 +114,7 @@ class _Signals:
     def __init__(self, stop: Any) -> None:
         self.received: int | None = None
         self.count = 0
+        self.cleaning_up = False
         self._stop = stop
         self._previous: dict[int, Any] = {}
         self.active = threading.current_thread() is threading.main_thread()
@@ -133,7 +134,7 @@ class _Signals:
         if self.received is None:
             self.received = signum
         self._stop.set()
-        if self.count > 1:
+        if self.count > 1 and not self.cleaning_up:
             raise KeyboardInterrupt  # a second signal: stop waiting for the requests in flight
 
     @contextlib.contextmanager
@@ -187,6 +188,7 @@ def run_bench(
                     processes.append(process)
             return _drive(options, shared, pipes, processes, on_progress, progress_interval_s, signals)
         finally:
+            signals.cleaning_up = True  # a further signal must not cut the clean-up short
             _stop_all(shared, processes)
 
 
