@@ -400,8 +400,11 @@ def test_sweep_finds_max_concurrency_and_writes_the_capacity_file(tmp_path: Path
     assert [level["holds"] for level in document["levels"]] == [True, True, False]
     queued = document["levels"][2]["report"]
     assert queued["latency_ms"]["p50"] >= 120  # 8 in flight on 2 slots of 40 ms: about 160 ms each
-    assert queued["goodput"]["requests_per_s"] < 0.1 * queued["requests_per_s"]
-    assert document["levels"][0]["report"]["goodput"]["share_of_ok"] > 0.5
+    # goodput counts requests within the bound one by one: with the p50 above the bound, fewer
+    # than half can be; with it at or below, at least half are
+    assert queued["goodput"]["share_of_ok"] < 0.5
+    assert queued["goodput"]["requests_per_s"] == pytest.approx(queued["goodput"]["requests"] / queued["run"]["elapsed_s"])
+    assert all(level["report"]["goodput"]["share_of_ok"] >= 0.5 for level in document["levels"][:2])
     assert "concurrency 8: " in err and "SLOs missed" in err
     read = PoolCapacity.from_file(capacity)  # merged: the earlier type is kept
     assert read.max_concurrency("ml.g6e.48xlarge") == 2 and read.max_concurrency("ml.g6.48xlarge") == 3
