@@ -378,7 +378,7 @@ def test_achieved_concurrency_in_a_real_run(server: LocalRuntimeServer) -> None:
     assert code == 0, err
     assert report is not None
     achieved = report["run"]["concurrency_achieved"]
-    assert achieved["max"] == 4 and 3.0 <= achieved["mean"] <= 4.0
+    assert achieved["max"] == 4 and 2.5 <= achieved["mean"] <= 4.0  # between requests a thread is briefly not in flight
 
 
 def test_sweep_finds_max_concurrency_and_writes_the_capacity_file(tmp_path: Path) -> None:
