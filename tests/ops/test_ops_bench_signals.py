@@ -129,3 +129,20 @@ def test_a_second_ctrl_c_stops_waiting_for_the_requests_in_flight() -> None:
         assert time.monotonic() - signalled < 15
         assert returncode == 130, err
         assert "Traceback" not in err
+
+
+def test_ctrl_c_ends_a_sweep_without_writing_the_capacity_file(server: LocalRuntimeServer, tmp_path: Path) -> None:
+    capacity = tmp_path / "capacity.json"
+    process = start(
+        server.url, "--sweep", "1,2", "--slo", "p99=5s", "--duration", "60", "--warmup", "0",
+        "--instance-type", "ml.g6e.48xlarge", "--capacity-file", str(capacity),
+    )  # fmt: skip
+    assert wait_until(lambda: server.stats()["requests"] >= 20, 60), "the run did not start"
+    workers = descendants(process.pid)
+    process.send_signal(signal.SIGINT)
+    returncode, out, err = finish(process, workers)
+    assert returncode == 130, err
+    assert "Sweep of llm (ml.g6e.48xlarge)" in out and "(interrupted)" in out
+    assert "concurrency 1: " in err and "concurrency 2: " not in err  # the second level never ran
+    assert "Traceback" not in err
+    assert not capacity.exists()
