@@ -6,25 +6,21 @@ without it, ``--plot`` fails with one line that says so.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
-from ..errors import EXIT_USAGE, OpsError
+from ..errors import OpsError
+from ..plotting import pyplot
 from .engine import Result
 
 __all__ = ["require_matplotlib", "plot"]
 
-INSTALL_HINT = 'pip install "cdk-sagemaker-pools[sim]"'
+#: The optional extra that brings matplotlib for ``simulate --plot``.
+EXTRA = "sim"
 
 
 def require_matplotlib() -> Any:
-    """``matplotlib.pyplot`` with the non-interactive Agg backend, or a one-line :class:`OpsError`."""
-    try:
-        matplotlib = importlib.import_module("matplotlib")
-    except ImportError:
-        raise OpsError(f"--plot needs matplotlib, which is not installed: {INSTALL_HINT}", EXIT_USAGE) from None
-    matplotlib.use("Agg")
-    return importlib.import_module("matplotlib.pyplot")
+    """``matplotlib.pyplot`` (Agg), or a one-line error naming the ``[sim]`` extra."""
+    return pyplot(EXTRA)
 
 
 def plot(result: Result, path: str, *, title: str | None = None) -> None:
