@@ -16,7 +16,7 @@ from sagemaker_pools.scaling import (
     metric_data_queries,
 )
 from support.contract import template_problems
-from support.metric_math import check_queries
+from sagemaker_pools.metric_math import check_queries
 from support.synth import imported_model, new_stack, resources, template_of
 
 POOLS = [

@@ -17,6 +17,7 @@ from . import bench_cmd as bench_cmd
 from . import migrate_cmd as migrate_cmd
 from . import recommend_cmd as recommend_cmd
 from . import status as status
+from .simulate import command as simulate_cmd
 from .aws import DEFAULT_MAX_ATTEMPTS, AwsOptions, Clients
 from .context import Context
 from .errors import EXIT_INTERRUPTED, EXIT_USAGE, OpsError, explain
@@ -40,6 +41,15 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("cdk-sagemaker-pools")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
     common = _Parser(add_help=False)
@@ -60,11 +70,13 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Operate SageMaker AI endpoints on capacity-aware instance pools (boto3 only).",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     status.add_parser(subparsers, [common])
     migrate_cmd.add_parser(subparsers, [common])
     recommend_cmd.add_parser(subparsers, [common])
     bench_cmd.add_parser(subparsers, [common])
+    simulate_cmd.add_parser(subparsers, [common])
     return parser
 
 
@@ -76,9 +88,14 @@ def main(argv: Sequence[str] | None = None, *, context: Context | None = None) -
     """
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
-    except SystemExit as exit_:  # --help
+        args, unknown = parser.parse_known_args(argv)
+        if unknown:  # after a subcommand: point to that subcommand's --help
+            raise OpsError(f"unrecognized arguments: {' '.join(unknown)} (see: {PROG} {args.command} --help)", EXIT_USAGE)
+    except SystemExit as exit_:  # --help, --version
         return int(exit_.code or 0)
+    except KeyboardInterrupt:
+        (context.err if context is not None else sys.stderr).write(f"\n{PROG}: interrupted\n")
+        return EXIT_INTERRUPTED
     except OpsError as usage:  # an argument error
         stream = context.err if context is not None else sys.stderr
         stream.write(f"{PROG}: error: {usage.message}\n")
