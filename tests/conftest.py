@@ -1,4 +1,11 @@
-"""Shared fixtures: the example app is synthesized once per run, with cdk-nag attached."""
+"""Shared fixtures: the example app is synthesized once per run, with cdk-nag attached.
+
+Every fixture shared between tests (module or session scope) must hand out read-only data
+(``support.frozen.frozen``): the guard below fails a test whose shared fixture holds an editable
+dict or list, so no test can change what the next one sees, whatever the order (the suite runs
+in random order, pytest-randomly; its seed is printed in the header and ``-p randomly
+--randomly-seed=N`` replays it).
+"""
 
 from __future__ import annotations
 
@@ -14,6 +21,23 @@ os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # app.py
 sys.path.insert(0, str(ROOT / "tests"))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_fixture_setup(fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest) -> Any:
+    """Fail a shared (not function-scoped) fixture whose value has an editable dict or list."""
+    outcome = yield
+    if fixturedef.scope == "function" or outcome.excinfo is not None:
+        return
+    from support.frozen import is_frozen
+
+    value = outcome.get_result()
+    if not is_frozen(value):
+        pytest.fail(
+            f"fixture {fixturedef.argname!r} ({fixturedef.scope} scope) is shared between tests but editable: "
+            "return support.frozen.frozen(value)",
+            pytrace=False,
+        )
 
 
 @pytest.fixture(scope="session")
@@ -38,12 +62,15 @@ def example_outdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def example_templates(example_outdir: Path) -> dict[str, dict[str, Any]]:
     """``{stack name: template}`` for every example stack."""
+    from support.frozen import frozen
     from support.synth import read_assembly
 
-    return read_assembly(example_outdir)
+    return frozen(read_assembly(example_outdir))  # type: ignore[no-any-return]
 
 
 @pytest.fixture(scope="session")
 def nag_report(example_outdir: Path) -> dict[str, Any]:
     """cdk-nag's validation report for the example app."""
-    return json.loads((example_outdir / "validation-report.json").read_text())  # type: ignore[no-any-return]
+    from support.frozen import frozen
+
+    return frozen(json.loads((example_outdir / "validation-report.json").read_text()))  # type: ignore[no-any-return]

@@ -22,6 +22,7 @@ from sagemaker_pools import (
     PooledEndpoint,
     PoolModel,
 )
+from support.frozen import frozen
 from support.contract import template_problems
 from support.synth import new_stack, only, resources, template_of
 
@@ -63,7 +64,7 @@ def example(example_templates: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def ids(example: dict[str, Any]) -> dict[str, str]:
-    return {
+    return frozen({
         "bucket": _one(example, "AWS::S3::Bucket", "AsyncOutput"),
         "logs": _one(example, "AWS::S3::Bucket", "AsyncAccessLogs"),
         "key": _one(example, "AWS::KMS::Key", "AsyncKey"),
@@ -73,7 +74,7 @@ def ids(example: dict[str, Any]) -> dict[str, str]:
         "client": _one(example, "AWS::IAM::Role", "AsyncClient"),
         "endpoint": _one(example, "AWS::SageMaker::Endpoint", "BatchEndpoint"),
         "model": _one(example, "AWS::SageMaker::Model", "Llm8bAwq"),
-    }
+    })  # type: ignore[no-any-return]
 
 
 def test_endpoint_config_is_asynchronous(example: dict[str, Any], ids: dict[str, str]) -> None:
@@ -202,7 +203,7 @@ def defaults() -> dict[str, Any]:
     stack = new_stack()
     endpoint = PooledEndpoint(stack, "Endpoint", model=_model(stack), pools=[InstancePool(instance_type=G6E)], async_inference=AsyncInference())
     endpoint.auto_scale_on_backlog(max_capacity=2, min_capacity=1)
-    return template_of(stack)
+    return frozen(template_of(stack))  # type: ignore[no-any-return]
 
 
 def test_defaults_create_an_sse_s3_bucket_and_no_wake_up(defaults: dict[str, Any]) -> None:

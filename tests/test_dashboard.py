@@ -9,6 +9,7 @@ import pytest
 
 from sagemaker_pools import InstancePool, PoolConfigError, PoolDashboard, PooledEndpoint, UtilizationStrategy
 from sagemaker_pools import dashboard as dashboard_module
+from support.frozen import frozen
 from support.synth import imported_model, new_stack, resources, template_of
 
 TYPES = ("ml.g6e.48xlarge", "ml.g6.48xlarge", "ml.p4d.24xlarge", "ml.p5.48xlarge", "ml.g5.48xlarge")
@@ -38,7 +39,7 @@ def built() -> tuple[PoolDashboard, dict[str, Any]]:
         endpoints.append(endpoint)
     dashboard = PoolDashboard(stack, "Dashboard", endpoints=endpoints, dashboard_name="pools")
     (resource,) = resources(template_of(stack), "AWS::CloudWatch::Dashboard").values()
-    return dashboard, json.loads(_text(resource["Properties"]["DashboardBody"]))
+    return dashboard, frozen(json.loads(_text(resource["Properties"]["DashboardBody"])))
 
 
 def _rows(widget: dict[str, Any]) -> list[list[Any]]:

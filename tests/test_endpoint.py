@@ -24,6 +24,7 @@ from sagemaker_pools import (
     PoolModel,
     Routing,
 )
+from support.frozen import frozen
 from support.contract import template_problems
 from support.synth import new_stack, only, resources, template_of
 
@@ -50,7 +51,7 @@ def _three_pool_stack(**props: Any) -> tuple[cdk.Stack, PooledEndpoint]:
 @pytest.fixture(scope="module")
 def default_template() -> dict[str, Any]:
     stack, _ = _three_pool_stack()
-    return template_of(stack)
+    return frozen(template_of(stack))  # type: ignore[no-any-return]
 
 
 def _variant(template: dict[str, Any]) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from sagemaker_pools import (
 )
 from sagemaker_pools.hardware import known_hardware_types
 from support.contract import template_problems
+from support.frozen import frozen
 from support.synth import new_stack, only, resources, template_of
 
 P5, G6, G6X, P4D = "ml.p5.48xlarge", "ml.g6.48xlarge", "ml.g6.xlarge", "ml.p4d.24xlarge"
@@ -240,7 +241,7 @@ def single_spec() -> tuple[dict[str, Any], dict[str, Any]]:
     )
     anywhere = new_stack("Anywhere")
     _ic_endpoint(anywhere, pools=(P5, G6)).add_inference_component("Ic", specifications=[_spec(anywhere, None, accelerator_count=8)])
-    return template_of(one), template_of(anywhere)
+    return frozen(template_of(one)), frozen(template_of(anywhere))
 
 
 def test_one_specification_uses_the_singular_form(single_spec: tuple[dict[str, Any], dict[str, Any]]) -> None:

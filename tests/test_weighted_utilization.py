@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sagemaker_pools import InstancePool, PoolConfigError, PooledEndpoint, UtilizationStrategy
+from support.frozen import frozen
 from support.metric_math import MetricMathError, check_queries, evaluate
 from support.synth import imported_model, new_stack, resources, template_of
 
@@ -60,7 +61,7 @@ def _queries(template: dict[str, Any], endpoint_id: str) -> list[dict[str, Any]]
 @pytest.fixture(scope="module")
 def policies() -> dict[tuple[str, str], list[dict[str, Any]]]:
     """``{(pool set, strategy name): synthesized query list}``, all from one stack."""
-    return build_policies()
+    return frozen(build_policies())  # type: ignore[no-any-return]
 
 
 def build_policies() -> dict[tuple[str, str], list[dict[str, Any]]]:
