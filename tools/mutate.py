@@ -123,12 +123,23 @@ def _run(module: str, children: int) -> None:
     print(f"  {module}: mutmut ran in {time.monotonic() - start:.0f} s")
 
 
-def report(modules: list[str]) -> bool:
+def _diff(module: str, name: str) -> str:
+    """The changed lines of one mutant (``mutmut show``), in the module's staging copy."""
+    where = STAGING / module.replace("/", "_").removesuffix(".py")
+    shown = subprocess.run(
+        [str(Path(sys.executable).with_name("mutmut")), "show", name], cwd=where, capture_output=True, text=True
+    ).stdout
+    return "\n".join(
+        line for line in shown.splitlines() if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    )
+
+
+def report(modules: list[str], diffs: bool = False) -> bool:
     """Print the score per module and every survivor; True when every module meets the goal."""
     ok = True
     total_killed = total = 0
     print(f"{'module':24} {'mutants':>8} {'killed':>7} {'score':>7}")
-    survivors: list[tuple[str, str]] = []
+    survivors: list[tuple[str, str, str]] = []
     for module in modules:
         where = STAGING / module.replace("/", "_").removesuffix(".py")
         try:
@@ -143,14 +154,16 @@ def report(modules: list[str]) -> bool:
         total += len(results)
         print(f"{module:24} {len(results):8} {killed:7} {score:7.1%}")
         ok &= score >= GOAL
-        survivors += [(name, status) for name, status in sorted(results.items()) if status not in _KILLED]
+        survivors += [(module, name, status) for name, status in sorted(results.items()) if status not in _KILLED]
     if total:
         print(f"{'all':24} {total:8} {total_killed:7} {total_killed / total:7.1%}")
-    unexpected = [(n, s) for n, s in survivors if n not in EXPECTED_SURVIVORS]
+    unexpected = [n for _, n, _ in survivors if n not in EXPECTED_SURVIVORS]
     if survivors:
         print("\nsurvivors (equivalent or harmless ones are listed in docs/testing.md):")
-        for name, status in survivors:
+        for module, name, status in survivors:
             print(f"  {'  ' if name in EXPECTED_SURVIVORS else '! '}{name}: {status}")
+            if diffs:
+                print("      " + _diff(module, name).replace("\n", "\n      "))
     if unexpected:
         print(f"\n{len(unexpected)} survivor(s) not in EXPECTED_SURVIVORS (marked !): kill them or document them.")
         ok = False
@@ -161,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("modules", nargs="*", help=f"default: all of {', '.join(MODULES)}")
     parser.add_argument("--report", action="store_true", help="only print the last run's score")
+    parser.add_argument("--diffs", action="store_true", help="show each survivor's change")
     parser.add_argument("--max-children", type=int, default=1)
     args = parser.parse_args(argv)
     modules = args.modules or list(MODULES)
@@ -170,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.report:
         for module in modules:
             _run(module, args.max_children)
-    return 0 if report(modules) else 1
+    return 0 if report(modules, args.diffs) else 1
 
 
 if __name__ == "__main__":
