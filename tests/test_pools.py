@@ -159,3 +159,35 @@ def test_tokens_are_neither_compared_nor_reordered() -> None:
     assert err.value.field == "pools[*].priority"
     concurrency = cdk.CfnParameter(stack, "Concurrency", type="Number").value_as_number
     InstancePool(instance_type=G6E, max_concurrency=concurrency).validate()  # a token is never "<= 0"
+
+
+def test_did_you_mean_reads_the_closest_known_types() -> None:
+    from sagemaker_pools.instance_types import known_instance_types
+
+    # case, spaces and a missing "ml." do not matter; a full "ml." name is not prefixed twice
+    assert closest_instance_types(" P5.48XL ") == ["ml.p5.48xlarge", "ml.p5e.48xlarge", "ml.p5.4xlarge"]
+    assert closest_instance_types("ml.g5.2xl") == ["ml.g5.2xlarge", "ml.g5.24xlarge", "ml.g5.12xlarge"]
+    assert closest_instance_types("g6e.48xlarge", n=1) == ["ml.g6e.48xlarge"]
+    assert closest_instance_types("g5") == []
+    with pytest.raises(PoolConfigError) as err:
+        check_instance_type("ml.zz9.huge", "f")
+    assert str(err.value) == (
+        f"f: got 'ml.zz9.huge'; allowed: one of the {len(known_instance_types())} ml.* types in the SageMaker API model; "
+        "for a type newer than this list pass allow_unknown_instance_type=True"
+    )
+    with pytest.raises(PoolConfigError) as err:
+        check_instance_type(48, "f")
+    assert str(err.value) == "f: got 48; allowed: an ml.* instance type name such as 'ml.g6e.48xlarge'"
+
+
+def test_a_token_instance_type_is_not_checked() -> None:
+    import aws_cdk as cdk
+
+    stack = cdk.Stack(cdk.App(), "Tokens")
+    check_instance_type(cdk.CfnParameter(stack, "Type").value_as_string, "f")  # known only at deploy time
+
+
+def test_instance_storage_needs_a_three_part_name() -> None:
+    assert has_instance_storage("ml.g5") is None
+    assert has_instance_storage("ml.g5.48xlarge.x") is None
+    assert has_instance_storage("ml.c5.xlarge") is False
