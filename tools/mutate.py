@@ -85,7 +85,7 @@ def _stage(module: str) -> Path:
         'source_paths = ["src"]\n'
         f'only_mutate = ["src/sagemaker_pools/{module}"]\n'
         f"pytest_add_cli_args_test_selection = {json.dumps(tests)}\n"
-        'pytest_add_cli_args = ["-x", "-q", "-p", "no:xdist"]\n'
+        'pytest_add_cli_args = ["-p", "no:xdist", "--snapshot-warn-unused"]\n'
         "use_git_change_detection = false\n"
         "track_dependencies = false\n"
     )
