@@ -65,8 +65,12 @@ def document(*statements: dict[str, Any]) -> dict[str, Any]:
     return {"Statement": list(statements), "Version": VERSION}
 
 
-def log_groups_arn() -> str:
-    return f"arn:{Aws.PARTITION}:logs:{Aws.REGION}:{Aws.ACCOUNT_ID}:log-group:/aws/sagemaker/Endpoints/*"
+def log_groups_arns() -> list[str]:
+    """Model containers log to /aws/sagemaker/Endpoints/<endpoint>, inference components' to /aws/sagemaker/InferenceComponents/<name>."""
+    return [
+        f"arn:{Aws.PARTITION}:logs:{Aws.REGION}:{Aws.ACCOUNT_ID}:log-group:/aws/sagemaker/{kind}/*"
+        for kind in ("Endpoints", "InferenceComponents")
+    ]
 
 
 def logs_and_metrics() -> list[dict[str, Any]]:
@@ -74,7 +78,7 @@ def logs_and_metrics() -> list[dict[str, Any]]:
     return [
         statement(
             ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
-            log_groups_arn(),
+            log_groups_arns(),
         ),
         statement(
             "cloudwatch:PutMetricData",

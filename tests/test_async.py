@@ -391,3 +391,90 @@ def test_the_doc_names_resources_that_exist(example_templates: dict[str, dict[st
     existing = {k for name in (STACK, "InferenceComponentPools") for k in example_templates[name]["Resources"]}
     assert len(named) >= 20
     assert sorted(named - existing) == []
+
+
+KEY_ARN = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+
+
+def _kms_actions(template: dict[str, Any], policy_prefix: str) -> set[str]:
+    """The KMS actions one role's policy grants on ``KEY_ARN``."""
+    (policy,) = [v for k, v in resources(template, "AWS::IAM::Policy").items() if k.startswith(policy_prefix)]
+    return {
+        action
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+        if statement["Resource"] == KEY_ARN
+        for action in ([statement["Action"]] if isinstance(statement["Action"], str) else statement["Action"])
+    }
+
+
+@pytest.mark.parametrize("with_key", [True, False], ids=["imported-with-key", "imported-by-name"])
+def test_imported_sse_kms_buckets_get_their_key_only_when_imported_with_it(with_key: bool) -> None:
+    from sagemaker_pools import ModelData
+
+    stack = new_stack()
+    key = kms.Key.from_key_arn(stack, "Key", KEY_ARN)
+
+    def imported(id: str, name: str) -> s3.IBucket:
+        if with_key:
+            return s3.Bucket.from_bucket_attributes(stack, id, bucket_name=name, encryption_key=key)
+        return s3.Bucket.from_bucket_name(stack, id, name)
+
+    model = PoolModel(stack, "Llm", image=IMAGE, model_data=ModelData.from_s3_prefix(imported("Weights", "weights"), "llm/"))
+    endpoint = PooledEndpoint(
+        stack, "Batch", model=model, pools=[InstancePool(instance_type=G6E)],
+        async_inference=AsyncInference(bucket=imported("Results", "results")),
+    )
+    endpoint.grant_invoke_async(iam.Role(stack, "Client", assumed_by=iam.AccountRootPrincipal()))
+    template = template_of(stack)
+    if with_key:
+        # the weights (Decrypt) and the async objects (Decrypt, GenerateDataKey), for the model and the caller
+        assert _kms_actions(template, "LlmExecutionRoleDefaultPolicy") == {"kms:Decrypt", "kms:GenerateDataKey"}
+        assert _kms_actions(template, "ClientDefaultPolicy") == {"kms:Decrypt", "kms:GenerateDataKey"}
+    else:  # what the README warns about: nothing to grant on
+        assert _kms_actions(template, "LlmExecutionRoleDefaultPolicy") == set()
+
+
+def _nag(build: Callable[[cdk.Stack], object]) -> dict[str, Any]:
+    """cdk-nag's AwsSolutions report for one stack built by ``build`` (synthesis fails on a finding)."""
+    import json
+    import tempfile
+    from pathlib import Path
+
+    from cdk_nag import AwsSolutionsChecks
+
+    app = cdk.App(outdir=tempfile.mkdtemp(prefix="cdk-nag-"))
+    cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    build(cdk.Stack(app, "Nag"))
+    app.synth()
+    report = json.loads((Path(app.outdir) / "validation-report.json").read_text())
+    nag = [r for r in report["pluginReports"] if r["pluginName"] == "AwsSolutions"]
+    # cdk-nag writes no report when it found nothing, acknowledged or not
+    return nag[0] if nag else {"violations": [], "suppressedViolations": []}  # type: ignore[no-any-return]
+
+
+def _async_with_created_bucket(stack: cdk.Stack, **props: Any) -> None:
+    PooledEndpoint(
+        stack, "Endpoint", model=PoolModel.from_model_name(stack, "M", "llm"), pools=[InstancePool(instance_type=G6E)],
+        async_inference=AsyncInference(**props),
+    )
+
+
+def test_created_bucket_without_access_logs_is_acknowledged_with_the_way_to_log() -> None:
+    nag = _nag(_async_with_created_bucket)
+    assert nag["violations"] == []
+    (s1,) = [v for v in nag["suppressedViolations"] if v["ruleName"] == "AwsSolutions-S1"]
+    assert "AsyncInference(access_logs_bucket=...)" in s1["reason"]
+
+
+def test_created_bucket_with_access_logs_logs_and_needs_no_acknowledgment() -> None:
+    def build(stack: cdk.Stack) -> None:
+        logs = s3.Bucket.from_bucket_name(stack, "Logs", "my-access-logs")
+        _async_with_created_bucket(stack, access_logs_bucket=logs)
+        bucket = next(c for c in stack.node.find_all() if isinstance(c, s3.CfnBucket))
+        assert stack.resolve(bucket.logging_configuration) == {
+            "destinationBucketName": "my-access-logs", "logFilePrefix": "async-inference/"
+        }
+
+    nag = _nag(build)
+    assert nag["violations"] == []
+    assert not [v for v in nag.get("suppressedViolations", []) if v["ruleName"] == "AwsSolutions-S1"]

@@ -319,3 +319,56 @@ def test_endpoint_name_is_the_literal_when_fixed_and_a_token_otherwise() -> None
     assert named.endpoint_name == "llm-pooled"
     assert cdk.Token.is_unresolved(generated.endpoint_name)
     assert stack.resolve(generated.endpoint_name) == {"Fn::GetAtt": [stack.get_logical_id(generated.node.default_child), "EndpointName"]}  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("region", "partition"),
+    [
+        ("us-east-1", "aws"),
+        ("eu-central-2", "aws"),
+        ("il-central-1", "aws"),
+        ("cn-north-1", "aws-cn"),
+        ("cn-northwest-1", "aws-cn"),
+        ("us-gov-west-1", "aws-us-gov"),
+        ("us-gov-east-1", "aws-us-gov"),
+        ("us-iso-east-1", "aws-iso"),
+        ("us-isob-east-1", "aws-iso-b"),
+        ("eu-isoe-west-1", "aws-iso-e"),
+        ("us-isof-south-1", "aws-iso-f"),
+    ],
+)
+def test_partition_of_a_region(region: str, partition: str) -> None:
+    from sagemaker_pools.model import partition_of_region
+
+    assert partition_of_region(region) == partition
+
+
+def test_partition_of_a_token_or_unknown_region_is_the_stacks() -> None:
+    from sagemaker_pools.model import partition_of_region
+
+    stack = new_stack()
+    assert stack.resolve(partition_of_region(cdk.Aws.REGION)) == {"Ref": "AWS::Partition"}
+    assert stack.resolve(partition_of_region("moon-base-1")) == {"Ref": "AWS::Partition"}
+
+
+@pytest.mark.parametrize(
+    ("uri", "arn"),
+    [
+        (
+            "763104351884.dkr.ecr.us-gov-west-1.amazonaws.com/djl-inference:0.33.0-lmi15.0.0-cu128",
+            "arn:aws-us-gov:ecr:us-gov-west-1:763104351884:repository/djl-inference",
+        ),
+        (
+            "727897471807.dkr.ecr.cn-north-1.amazonaws.com.cn/djl-inference:0.33.0-lmi15.0.0-cu128",
+            "arn:aws-cn:ecr:cn-north-1:727897471807:repository/djl-inference",
+        ),
+        (IMAGE, "arn:aws:ecr:us-west-2:763104351884:repository/djl-inference"),
+    ],
+    ids=["gov", "china", "commercial"],
+)
+def test_ecr_pull_is_granted_in_the_images_partition(uri: str, arn: str) -> None:
+    stack = new_stack()
+    PoolModel(stack, "Model", image=ContainerImage.from_image_uri(uri))
+    statements = _policy_statements(template_of(stack), "ModelExecutionRole")
+    (pull,) = [s for s in statements if "ecr:BatchGetImage" in s["Action"]]
+    assert pull["Resource"] == arn

@@ -526,3 +526,21 @@ def test_a_copy_may_take_a_whole_instance_but_no_more(field: str, at_limit: int)
         else:
             with pytest.raises(PoolConfigError, match=rf"specifications\[0\]\.{field}"):
                 build()
+
+
+def _log_group_resources(template: dict[str, Any], role: str) -> list[Any]:
+    policies = [p for p in resources(template, "AWS::IAM::Policy").values() if p["Properties"]["Roles"] == [{"Ref": role}]]
+    statements = [s for p in policies for s in p["Properties"]["PolicyDocument"]["Statement"]]
+    (logs,) = [s for s in statements if "logs:PutLogEvents" in _list(s["Action"])]
+    return _list(logs["Resource"])
+
+
+def test_component_containers_may_write_their_own_log_groups(example: dict[str, Any]) -> None:
+    # SageMaker writes an inference component's container output to
+    # /aws/sagemaker/InferenceComponents/<component name>, an endpoint's to /aws/sagemaker/Endpoints/<name>:
+    # the roles that run component containers (the endpoint's and each component model's) may write both.
+    roles = [k for k in resources(example, "AWS::IAM::Role") if "ExecutionRole" in k]
+    assert roles
+    for role in roles:
+        names = sorted(r["Fn::Join"][1][-1] for r in _log_group_resources(example, role))
+        assert names == [":log-group:/aws/sagemaker/Endpoints/*", ":log-group:/aws/sagemaker/InferenceComponents/*"], role

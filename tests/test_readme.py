@@ -3,11 +3,13 @@
 Each block runs (``exec``) and then its stack's template is checked against what the block and
 the text around it promise (``CHECKS``, keyed by the stack the block builds). A block that
 asserts on its own result (a printed ``# comment``, ``assertions.Template``) says so in
-``SELF_CHECKED``; a new block must join one of the two.
+``SELF_CHECKED``; a new block must join one of the two. Every stack a block makes also passes
+cdk-nag's AwsSolutionsChecks.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +26,16 @@ def _stack_name(code: str) -> str:
     match = re.search(r"(?:Stack|Stack\w*)\((?:app|App\(\)), \"(\w+)\"", code)
     assert match, f"no stack in the README block:\n{code}"
     return match[1]
+
+
+def _block_keys() -> list[str]:
+    """One key per block: its stack's id, with ``#2``, ``#3`` ... for a later block that reuses an id."""
+    keys: list[str] = []
+    for code in BLOCKS:
+        name = _stack_name(code)
+        seen = sum(k.split("#")[0] == name for k in keys)
+        keys.append(f"{name}#{seen + 1}" if seen else name)
+    return keys
 
 
 def _template(namespace: dict[str, Any]) -> dict[str, Any]:
@@ -56,10 +68,10 @@ def _check_models(namespace: dict[str, Any]) -> None:
     models = _of_type(_template(namespace), "AWS::SageMaker::Model")
     containers = {k[:3]: v["PrimaryContainer"] for k, v in models.items()}
     assert sorted(containers) == ["Lmi", "Tun", "Vll"]
-    assert containers["Vll"]["ModelDataUrl"]["Fn::Join"][1][-1] == "/llm/model.tar.gz"
+    assert containers["Vll"]["ModelDataUrl"] == "s3://my-model-artifacts/llm/model.tar.gz"
     assert containers["Vll"]["Environment"] == {"TENSOR_PARALLEL_SIZE": "8"}
     source = containers["Lmi"]["ModelDataSource"]["S3DataSource"]
-    assert (source["S3DataType"], source["CompressionType"], source["S3Uri"]["Fn::Join"][1][-1]) == ("S3Prefix", "None", "/llm/awq-int4/")
+    assert (source["S3DataType"], source["CompressionType"], source["S3Uri"]) == ("S3Prefix", "None", "s3://my-model-artifacts/llm/awq-int4/")
     assert containers["Tun"] == {
         "ModelPackageName": "arn:aws:sagemaker:us-east-1:123456789012:model-package/llama-70b/3",
         "InferenceSpecificationName": "g6-48xlarge-int4",
@@ -155,6 +167,18 @@ def _check_async(namespace: dict[str, Any]) -> None:
     assert config_["CustomizedMetricSpecification"]["Metrics"][0]["MetricStat"]["Metric"]["MetricName"] == "ApproximateBacklogSizePerInstance"
 
 
+def _check_kms_buckets(namespace: dict[str, Any]) -> None:
+    # imported SSE-KMS buckets: the model may decrypt its weights; responses are encrypted with the key
+    key_arn = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+    template = _template(namespace)
+    (config,) = _of_type(template, "AWS::SageMaker::EndpointConfig").values()
+    assert config["AsyncInferenceConfig"]["OutputConfig"]["KmsKeyId"] == key_arn
+    policies = _of_type(template, "AWS::IAM::Policy")
+    model_policy = next(v for k, v in policies.items() if k.startswith("LlmExecutionRole"))
+    decrypt = [s for s in model_policy["PolicyDocument"]["Statement"] if "kms:Decrypt" in json.dumps(s["Action"])]
+    assert decrypt and all(s["Resource"] == key_arn for s in decrypt)
+
+
 def _check_example_stack(namespace: dict[str, Any]) -> None:
     # the packaged example synthesizes with its own pools
     template = namespace["app"].synth().get_stack_by_name("LlmProd").template
@@ -166,6 +190,7 @@ def _check_example_stack(namespace: dict[str, Any]) -> None:
 CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "Llm": _check_quick_start,
     "Models": _check_models,
+    "KmsBuckets": _check_kms_buckets,
     "Deployments": _check_deployments,
     "Callers": _check_callers,
     "Scaled": _check_scaled,
@@ -174,30 +199,72 @@ CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "LlmProd": _check_example_stack,
 }
 #: blocks whose own code checks their result (a printed "# comment", assertions.Template)
-SELF_CHECKED = {"Demo", "Mine"}
+SELF_CHECKED = {"Demo", "Llm#2", "Mine"}
 
 
 def test_every_block_checks_its_result() -> None:
-    names = [_stack_name(code) for code in BLOCKS]
-    assert len(names) == len(set(names)), names
-    assert sorted(names) == sorted([*CHECKS, *SELF_CHECKED])
+    assert sorted(_block_keys()) == sorted([*CHECKS, *SELF_CHECKED])
 
 
-@pytest.mark.parametrize("code", BLOCKS, ids=[_stack_name(code) for code in BLOCKS])
-def test_readme_example_runs(code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def _run_with_nag(code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[Any], dict[str, Any]]:
+    """Run a README block with cdk-nag's AwsSolutionsChecks on every App it makes; return those apps, synthesized, and the block's names."""
+    import aws_cdk as cdk
+    from cdk_nag import AwsSolutionsChecks
+
     monkeypatch.chdir(tmp_path)  # an App() synthesizes into a temporary folder, never the checkout
+    real_app = cdk.App
+    apps: list[Any] = []
+
+    def nagged_app(*args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("outdir", str(tmp_path / f"assembly{len(apps)}"))
+        app = real_app(*args, **kwargs)
+        cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+        apps.append(app)
+        return app
+
+    monkeypatch.setattr(cdk, "App", nagged_app)
     namespace: dict[str, Any] = {"__name__": "readme_example"}
     exec(compile(code, str(README), "exec"), namespace)
+    for app in apps:
+        app.synth()  # the block may have synthesized already: then this returns that assembly
+    return apps, namespace
+
+
+def _nag_violations(app: Any) -> list[str]:
+    """AwsSolutions findings without an acknowledgment (cdk-nag writes no plugin report when it has nothing to say)."""
+    report = json.loads((Path(app.outdir) / "validation-report.json").read_text())
+    nag = [r for r in report["pluginReports"] if r["pluginName"] == "AwsSolutions"]
+    assert len(nag) <= 1
+    for suppressed in (s for r in nag for s in r.get("suppressedViolations", [])):
+        assert len(suppressed.get("reason", "")) > 20, suppressed["ruleName"]
+    return [
+        f"{v['ruleName']}: {[c['constructPath'] for c in v.get('violatingConstructs', [])]}" for r in nag for v in r["violations"]
+    ]
+
+
+def test_the_nag_run_catches_a_finding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check above can fail: a bucket without access logs or TLS is two findings."""
+    code = "from aws_cdk import App, Stack\nfrom aws_cdk import aws_s3 as s3\ns3.Bucket(Stack(App(), 'Bare'), 'B')\n"
+    with pytest.raises(Exception, match="AwsSolutions-S1"):
+        _run_with_nag(code, tmp_path, monkeypatch)
+
+
+@pytest.mark.parametrize(("key", "code"), zip(_block_keys(), BLOCKS), ids=_block_keys())
+def test_readme_example_runs(key: str, code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each block runs as written, prints what it says, builds what it shows, and its stacks pass cdk-nag's AwsSolutionsChecks."""
+    apps, namespace = _run_with_nag(code, tmp_path, monkeypatch)
     printed = capsys.readouterr().out
     # A printed comment in a block states what it prints: check it.
     expected = re.findall(r"print\(.*?\)\s*#\s*(.+)", code)
     for line in expected:
         assert line.strip() in printed
-    name = _stack_name(code)
-    if name in CHECKS:
-        CHECKS[name](namespace)
+    assert apps, "the block makes no App"
+    for app in apps:
+        assert _nag_violations(app) == []
+    if key in CHECKS:
+        CHECKS[key](namespace)
     else:
-        assert name in SELF_CHECKED and (expected or "assertions.Template" in code), name
+        assert key in SELF_CHECKED and (expected or "assertions.Template" in code), key
 
 
 def _command_lines() -> list[str]:

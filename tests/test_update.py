@@ -73,3 +73,84 @@ def test_changing_a_model_replaces_that_model_and_the_config_not_the_endpoint() 
 
 def test_unchanged_app_plans_nothing() -> None:
     assert plan(_version(extra_pool=True, int4_prefix="a/"), _version(extra_pool=True, int4_prefix="a/")) == {}
+
+
+# -- an autoscaled variant ----------------------------------------------------------------------
+#
+# SageMaker, "Update endpoints that use auto scaling": "If the update would change the instance
+# type for any model that is a target for auto scaling, the update fails." CloudFormation cannot
+# deregister a target around an update (it has no such resource or hook), so what it would do is
+# the question these tests answer from the resource schemas; what SageMaker then does with a pool
+# change is not documented (README, "Changing the pools of an autoscaled endpoint").
+
+SCALABLE_TARGET = "AWS::ApplicationAutoScaling::ScalableTarget"
+SCALING_POLICY = "AWS::ApplicationAutoScaling::ScalingPolicy"
+
+
+def _autoscaled(*, pools: tuple[str, ...], scaled: bool) -> dict[str, Any]:
+    stack = new_stack("Llm")
+    endpoint = PooledEndpoint(
+        stack,
+        "Endpoint",
+        model=PoolModel.from_model_name(stack, "Model", "llm"),
+        pools=[InstancePool(instance_type=t, max_concurrency=16) for t in pools],
+        endpoint_name="llm",
+        initial_instance_count=2,
+    )
+    if scaled:
+        endpoint.auto_scale(min_capacity=2, max_capacity=8).scale_on_weighted_utilization(target=0.7)
+    return template_of(stack)
+
+
+OLD_POOLS = ("ml.g6e.48xlarge", "ml.p4d.24xlarge")
+NEW_POOLS = ("ml.g6e.48xlarge", "ml.g6.48xlarge", "ml.p4d.24xlarge")
+
+
+def _types(template: dict[str, Any], actions: dict[str, str]) -> dict[str, str]:
+    """``{resource type: action}`` (every changed resource of a type gets the same action here)."""
+    found: dict[str, str] = {}
+    for logical_id, action in actions.items():
+        resource_type = template["Resources"][logical_id]["Type"]
+        assert found.setdefault(resource_type, action) == action, (resource_type, actions)
+    return found
+
+
+def test_changing_the_pools_of_an_autoscaled_endpoint_leaves_its_target_registered() -> None:
+    v1 = _autoscaled(pools=OLD_POOLS, scaled=True)
+    v2 = _autoscaled(pools=NEW_POOLS, scaled=True)
+    by_type = _types(v2, plan(v1, v2))
+    # The config is replaced and the endpoint updated in place (UpdateEndpoint), while the
+    # scalable target does not change: it stays registered during the update. The policy's
+    # metric math names each pool's type, so it is updated in place.
+    assert by_type == {
+        "AWS::SageMaker::EndpointConfig": "replace",
+        "AWS::SageMaker::Endpoint": "update",
+        SCALING_POLICY: "update",
+    }
+    assert SCALABLE_TARGET not in by_type
+
+
+def test_the_two_deploys_that_deregister_the_target_around_a_pool_change() -> None:
+    scaled_old = _autoscaled(pools=OLD_POOLS, scaled=True)
+    unscaled_old = _autoscaled(pools=OLD_POOLS, scaled=False)
+    scaled_new = _autoscaled(pools=NEW_POOLS, scaled=True)
+    # Deploy 1, auto_scale() taken out: the target and its policy are removed (DeregisterScalableTarget)
+    # and no SageMaker resource changes.
+    assert _types(scaled_old, plan(scaled_old, unscaled_old)) == {SCALABLE_TARGET: "remove", SCALING_POLICY: "remove"}
+    # Deploy 2, the new pools and auto_scale() back: the endpoint is updated with no target
+    # registered, then the target and the policy are created.
+    actions = plan(unscaled_old, scaled_new)
+    assert _types(scaled_new, actions) == {
+        "AWS::SageMaker::EndpointConfig": "replace",
+        "AWS::SageMaker::Endpoint": "update",
+        SCALABLE_TARGET: "add",
+        SCALING_POLICY: "add",
+    }
+    # ... in that order: the new target waits for the endpoint (its ResourceId names it by a literal).
+    resources = scaled_new["Resources"]
+    endpoint_id = next(k for k, v in resources.items() if v["Type"] == "AWS::SageMaker::Endpoint")
+    target_id, target = next((k, v) for k, v in resources.items() if v["Type"] == SCALABLE_TARGET)
+    assert target["Properties"]["ResourceId"] == "endpoint/llm/variant/AllTraffic"
+    assert endpoint_id in target.get("DependsOn", [])
+    policy = next(v for v in resources.values() if v["Type"] == SCALING_POLICY)
+    assert target_id in policy.get("DependsOn", [])

@@ -8,10 +8,13 @@ from aws_cdk import Acknowledgment, ArnFormat, Stack, Validations
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-__all__ = ["new_execution_role", "acknowledge_wildcard"]
+__all__ = ["new_execution_role", "acknowledge_wildcard", "LOG_GROUP_PREFIXES"]
 
-# How cdk-nag prints the endpoint log-group ARN below in its IAM5 evidence (must match exactly).
-_LOG_GROUPS_EVIDENCE = "arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/sagemaker/Endpoints/*"
+#: The log groups SageMaker writes a container's stdout/stderr to: an endpoint's model containers
+#: log to ``/aws/sagemaker/Endpoints/<endpoint name>`` (SageMaker Developer Guide, "Log groups and
+#: streams that Amazon SageMaker AI sends to Amazon CloudWatch Logs"); an inference component's
+#: containers log to ``/aws/sagemaker/InferenceComponents/<inference component name>``.
+LOG_GROUP_PREFIXES = ("/aws/sagemaker/Endpoints/", "/aws/sagemaker/InferenceComponents/")
 
 
 def new_execution_role(scope: Construct, *, wildcard_reason: str, id: str = "ExecutionRole") -> iam.Role:
@@ -22,17 +25,21 @@ def new_execution_role(scope: Construct, *, wildcard_reason: str, id: str = "Exe
     cdk-nag users need not repeat it.
     """
     role = iam.Role(scope, id, assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"))
-    # Endpoint log groups are named after endpoints, which may be generated: scope to SageMaker's prefix.
-    log_groups = Stack.of(scope).format_arn(
-        service="logs",
-        resource="log-group",
-        resource_name="/aws/sagemaker/Endpoints/*",
-        arn_format=ArnFormat.COLON_RESOURCE_NAME,
-    )
+    # Log groups are named after endpoints and inference components, which may be generated:
+    # scope to SageMaker's two prefixes.
+    log_groups = [
+        Stack.of(scope).format_arn(
+            service="logs",
+            resource="log-group",
+            resource_name=f"{prefix}*",
+            arn_format=ArnFormat.COLON_RESOURCE_NAME,
+        )
+        for prefix in LOG_GROUP_PREFIXES
+    ]
     role.add_to_policy(
         iam.PolicyStatement(
             actions=["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
-            resources=[log_groups],
+            resources=log_groups,
         )
     )
     # PutMetricData has no resource-level permissions: AWS requires "*"; narrowed by namespace.
@@ -43,14 +50,17 @@ def new_execution_role(scope: Construct, *, wildcard_reason: str, id: str = "Exe
             conditions={"StringLike": {"cloudwatch:namespace": ["/aws/sagemaker/*", "AWS/SageMaker*"]}},
         )
     )
-    reasons = {
-        "*": wildcard_reason,
-        _LOG_GROUPS_EVIDENCE: "Endpoint log groups are named /aws/sagemaker/Endpoints/<endpoint name> and that "
-        "name is generated or not known to this role: scoped to SageMaker's endpoint log-group prefix.",
-    }
-    for resource, reason in reasons.items():
-        Validations.of(role).acknowledge(
-            Acknowledgment(id=f"AwsSolutions::AwsSolutions-IAM5[Resource::{resource}]", reason=reason)
+    Validations.of(role).acknowledge(
+        Acknowledgment(id="AwsSolutions::AwsSolutions-IAM5[Resource::*]", reason=wildcard_reason)
+    )
+    for prefix, arn in zip(LOG_GROUP_PREFIXES, log_groups):
+        # The evidence is derived from the resolved ARN: with an explicit stack environment the
+        # region and account are literals, not pseudo parameters.
+        acknowledge_wildcard(
+            role,
+            arn,
+            f"SageMaker names these log groups {prefix}<name> after the endpoint or inference component, a name "
+            "that is generated or not known to this role: scoped to SageMaker's log-group prefix.",
         )
     return role
 

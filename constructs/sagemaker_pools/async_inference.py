@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aws_cdk import RemovalPolicy
+from aws_cdk import Acknowledgment, RemovalPolicy, Validations
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
@@ -48,7 +48,10 @@ class AsyncInference:
     Args:
         bucket: the bucket for inputs, responses and failures. Default: a new bucket owned by
             the endpoint: encrypted (SSE-S3, or SSE-KMS with ``kms_key``), SSL enforced, public
-            access blocked, versioned, retained when the stack is deleted.
+            access blocked, versioned, retained when the stack is deleted. An existing bucket
+            encrypted with SSE-KMS: import it with its key
+            (``s3.Bucket.from_bucket_attributes(..., encryption_key=key)``) so that the model roles
+            and callers get ``kms:Decrypt`` and ``kms:GenerateDataKey`` on it.
         input_prefix: where callers put requests (``grant_invoke_async`` lets them write here).
             Default: ``"async-inference/input/"``.
         output_prefix: where SageMaker writes responses (``S3OutputPath``).
@@ -63,7 +66,9 @@ class AsyncInference:
             container at once, 1-1000. Default: SageMaker's.
         kms_key: encrypts the responses (``OutputConfig.KmsKeyId``) and a created bucket.
             Default: none (the bucket's own encryption).
-        access_logs_bucket: S3 server access logs for a created bucket. Default: none.
+        access_logs_bucket: S3 server access logs for a created bucket (prefix ``async-inference/``).
+            Default: none, and the created bucket carries a cdk-nag acknowledgment of
+            AwsSolutions-S1 that says so.
         removal_policy: what happens to a created bucket when it leaves the stack.
             Default: ``RETAIN`` (responses are user data).
     """
@@ -142,7 +147,7 @@ class AsyncInference:
         """The given bucket, or a new one under ``scope`` (construct id ``AsyncOutput``)."""
         if self.bucket is not None:
             return self.bucket
-        return s3.Bucket(
+        bucket = s3.Bucket(
             scope,
             "AsyncOutput",
             encryption=s3.BucketEncryption.KMS if self.kms_key else s3.BucketEncryption.S3_MANAGED,
@@ -155,6 +160,15 @@ class AsyncInference:
             server_access_logs_prefix="async-inference/" if self.access_logs_bucket else None,
             removal_policy=self.removal_policy,
         )
+        if self.access_logs_bucket is None:
+            Validations.of(bucket).acknowledge(
+                Acknowledgment(
+                    id="AwsSolutions::AwsSolutions-S1",
+                    reason="No S3 server access logs because AsyncInference(access_logs_bucket=...) was not given; "
+                    "pass a log bucket to record every request to the async inputs and responses.",
+                )
+            )
+        return bucket
 
     def _render(self, bucket: s3.IBucket) -> sagemaker.CfnEndpointConfig.AsyncInferenceConfigProperty:
         cfn = sagemaker.CfnEndpointConfig

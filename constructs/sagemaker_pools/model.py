@@ -11,8 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
+from aws_cdk import Aws
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_ecr as ecr
 from aws_cdk import aws_iam as iam
@@ -33,6 +35,27 @@ _ECR_URI = re.compile(
     r"^(?P<account>\d{12})\.dkr\.ecr\.(?P<region>[a-z0-9-]+)\.amazonaws\.com(?:\.cn)?/"
     r"(?P<repository>[a-z0-9._/-]+?)(?::[\w.-]+|@sha256:[0-9a-f]{64})?$"
 )
+
+
+def partition_of_region(region: str) -> str:
+    """The AWS partition of ``region`` (``aws``, ``aws-cn``, ``aws-us-gov``, ``aws-iso``, ...).
+
+    Read from botocore's partition table (each partition's region list and region pattern), the
+    one SDKs resolve endpoints with. An unresolved token, or a region no partition claims, gives
+    the deploying stack's partition (``AWS::Partition``): an image SageMaker can pull is in it.
+    """
+    if not is_unresolved(region):
+        for partition in _partitions():
+            if region in partition["regions"] or re.match(partition["regionRegex"], region):
+                return str(partition["id"])
+    return Aws.PARTITION
+
+
+@lru_cache(maxsize=1)
+def _partitions() -> tuple[dict[str, Any], ...]:
+    from botocore.loaders import create_loader
+
+    return tuple(create_loader().load_data("partitions")["partitions"])
 
 
 @dataclass(frozen=True)
@@ -65,8 +88,7 @@ class ContainerImage:
                 "a literal ECR image URI '<account>.dkr.ecr.<region>.amazonaws.com/<repository>[:tag|@digest]' "
                 "(for a repository defined in CDK use ContainerImage.from_ecr_repository)",
             )
-        partition = "aws-cn" if ".amazonaws.com.cn/" in image_uri else "aws"
-        arn = f"arn:{partition}:ecr:{match['region']}:{match['account']}:repository/{match['repository']}"
+        arn = f"arn:{partition_of_region(match['region'])}:ecr:{match['region']}:{match['account']}:repository/{match['repository']}"
         return ContainerImage(image_uri, arn)
 
 
@@ -77,6 +99,10 @@ class ModelData:
     :meth:`from_s3_object` for a ``model.tar.gz`` (SageMaker downloads and extracts it),
     :meth:`from_s3_prefix` for uncompressed artifacts under a prefix (``ModelDataSource``;
     faster for large LLM weights: no extraction step).
+
+    The execution role gets ``kms:Decrypt`` on the bucket's ``encryption_key``. An imported bucket
+    knows its key only if you give it: ``s3.Bucket.from_bucket_attributes(scope, id,
+    bucket_name=..., encryption_key=kms.Key.from_key_arn(...))`` (``from_bucket_name`` has none).
     """
 
     bucket: s3.IBucket
@@ -257,7 +283,7 @@ class PoolModel(Construct):
         )
         if model._created_role is not None:
             if artifacts_bucket is not None:
-                artifacts_bucket.grant_read(model._created_role)  # keys unknown until deploy
+                model._grant_package_artifacts(artifacts_bucket)
             if image_repository is not None:
                 model._grant_image_pull(
                     ContainerImage(image_repository.repository_uri, image_repository.repository_arn)
@@ -272,6 +298,22 @@ class PoolModel(Construct):
         return _ImportedModel(scope, id, model_name)
 
     # -- internals -------------------------------------------------------------------------
+
+    def _grant_package_artifacts(self, bucket: s3.IBucket) -> None:
+        """Read the objects of a model package's artifacts bucket (their keys are unknown until deploy)."""
+        role = self._created_role
+        assert role is not None
+        objects = bucket.arn_for_objects("*")
+        iam.Grant.add_to_principal(grantee=role, actions=["s3:GetObject"], resource_arns=[objects])
+        iam.Grant.add_to_principal(grantee=role, actions=["s3:ListBucket"], resource_arns=[bucket.bucket_arn])
+        acknowledge_wildcard(
+            role,
+            objects,
+            "A model package names its artifacts only at deploy time: the role reads objects of the given "
+            "artifacts bucket (GetObject, ListBucket) and nothing else.",
+        )
+        if bucket.encryption_key is not None:
+            bucket.encryption_key.grant_decrypt(role)
 
     def _init(
         self,

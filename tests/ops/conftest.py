@@ -54,13 +54,52 @@ def stub(sm: Any) -> Iterator[Stubber]:
 
 
 @pytest.fixture
-def run_cli(sm: Any) -> Callable[..., Result]:
+def aas() -> Any:
+    """A real Application Auto Scaling client (wrapped in ``aas_stub``)."""
+    return boto3.client("application-autoscaling", region_name="us-east-1")
+
+
+@pytest.fixture
+def aas_stub(aas: Any) -> Iterator[Stubber]:
+    """botocore's Stubber on ``aas``; every queued response must be used by the test."""
+    with Stubber(aas) as stubber:
+        yield stubber
+        stubber.assert_no_pending_responses()
+
+
+@pytest.fixture
+def cw() -> Any:
+    """A real CloudWatch client (wrapped in ``cw_stub``)."""
+    return boto3.client("cloudwatch", region_name="us-east-1")
+
+
+@pytest.fixture
+def cw_stub(cw: Any) -> Iterator[Stubber]:
+    """botocore's Stubber on ``cw``; every queued response must be used by the test."""
+    with Stubber(cw) as stubber:
+        yield stubber
+        stubber.assert_no_pending_responses()
+
+
+@pytest.fixture
+def calls(sm: Any, aas: Any, cw: Any) -> list[str]:
+    """Every API call the three clients make, in order, as ``service:Operation``."""
+    made: list[str] = []
+    for client in (sm, aas, cw):
+        client.meta.events.register(
+            "before-parameter-build.*.*", lambda model, **_: made.append(f"{model.service_model.service_name}:{model.name}")
+        )
+    return made
+
+
+@pytest.fixture
+def run_cli(sm: Any, aas_stub: Stubber, aas: Any, cw_stub: Stubber, cw: Any) -> Callable[..., Result]:
     """Run ``sagemaker-pools ARGS`` against the stubbed client; sleeping is instant and recorded."""
 
     def run(*argv: str, monotonic: Callable[[], float] | None = None) -> Result:
         out, err = io.StringIO(), io.StringIO()
         sleeps: list[float] = []
-        ctx = Context(clients=StubClients(sm), out=out, err=err, sleep=sleeps.append, now=lambda: NOW)
+        ctx = Context(clients=StubClients(sm, aas, cw), out=out, err=err, sleep=sleeps.append, now=lambda: NOW)
         if monotonic is not None:
             ctx.monotonic = monotonic
         code = main(list(argv), context=ctx)

@@ -13,14 +13,24 @@ NOW = dt.datetime(2026, 11, 29, 10, 15, 0, tzinfo=dt.timezone.utc)
 
 
 class StubClients(Clients):
-    """Clients whose SageMaker client is the given (Stubber-wrapped) one."""
+    """Clients whose SageMaker (and Application Auto Scaling, CloudWatch) clients are the given (Stubber-wrapped) ones."""
 
-    def __init__(self, sagemaker: Any) -> None:
+    def __init__(self, sagemaker: Any, autoscaling: Any = None, cloudwatch: Any = None) -> None:
         super().__init__(AwsOptions(region="us-east-1"))
         self._sagemaker = sagemaker
+        self._autoscaling = autoscaling
+        self._cloudwatch = cloudwatch
 
     def sagemaker(self) -> Any:
         return self._sagemaker
+
+    def autoscaling(self) -> Any:
+        assert self._autoscaling is not None, "this test gave no Application Auto Scaling client"
+        return self._autoscaling
+
+    def cloudwatch(self) -> Any:
+        assert self._cloudwatch is not None, "this test gave no CloudWatch client"
+        return self._cloudwatch
 
 
 @dataclasses.dataclass

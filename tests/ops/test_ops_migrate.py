@@ -274,10 +274,19 @@ def _updating(pools: dict[str, int], stage: str = "Creating") -> dict[str, Any]:
 DONE = s.endpoint("my-endpoint", NEW, [s.live_variant({"ml.g6e.48xlarge": 2, "ml.g6.48xlarge": 1, "ml.p4d.24xlarge": 0}, name="primary")])
 
 
+RESOURCE_ID = "endpoint/my-endpoint/variant/primary"
+WHERE = {"ServiceNamespace": "sagemaker", "ScalableDimension": "sagemaker:variant:DesiredInstanceCount"}
+
+
+def _no_scaling(aas_stub: Stubber) -> None:
+    aas_stub.add_response("describe_scalable_targets", {"ScalableTargets": []}, {"ResourceIds": [RESOURCE_ID], **WHERE})
+
+
 @pytest.fixture
-def applied(stub: Stubber) -> Iterator[Stubber]:
+def applied(stub: Stubber, aas_stub: Stubber) -> Iterator[Stubber]:
     """The live endpoint, then the CreateEndpointConfig and UpdateEndpoint calls --apply must make."""
     _live(stub, s.SINGLE_CONFIG)
+    _no_scaling(aas_stub)
     stub.add_response("create_endpoint_config", {"EndpointConfigArn": s.arn("endpoint-config", NEW)}, EXPECTED_REQUEST)
     stub.add_response(
         "update_endpoint",
@@ -367,7 +376,7 @@ def test_apply_refuses_an_endpoint_that_is_not_in_service(stub: Stubber, run_cli
     assert "error: endpoint my-endpoint is Updating: UpdateEndpoint needs it InService" in result.err
 
 
-def test_apply_keeps_the_deployment_config_and_can_reset_the_count(stub: Stubber, run_cli: Any) -> None:
+def test_apply_keeps_the_deployment_config_and_can_reset_the_count(stub: Stubber, aas_stub: Stubber, run_cli: Any) -> None:
     endpoint = dict(
         s.SINGLE_ENDPOINT,
         LastDeploymentConfig={
@@ -378,6 +387,7 @@ def test_apply_keeps_the_deployment_config_and_can_reset_the_count(stub: Stubber
         },
     )
     _live(stub, s.SINGLE_CONFIG, endpoint)
+    _no_scaling(aas_stub)
     stub.add_response(
         "create_endpoint_config",
         {"EndpointConfigArn": s.arn("endpoint-config", NEW)},

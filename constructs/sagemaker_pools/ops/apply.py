@@ -4,24 +4,40 @@ The wait polls DescribeEndpoint and shows one progress line per poll (rewritten 
 terminal). It ends when the endpoint is InService on the new config (success), InService on
 the old one (the deployment rolled back), Failed / UpdateRollbackFailed / OutOfService, or when
 the wait times out; every ending but success is an :class:`OpsError`.
+
+A variant registered with Application Auto Scaling is deregistered around the update and
+registered again afterwards, also when the update fails or rolls back (:mod:`.autoscaling`).
+When the wait gives up (or is interrupted) the update goes on, so nothing is registered yet: the
+requests that do it are printed as JSON instead.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
+from .autoscaling import ScalingRecord, deregister, record_scaling, restore, restore_requests
 from .context import Context
-from .errors import OpsError
+from .errors import EXIT_USAGE, OpsError, explain
 from .migrate import MigrationPlan
 
-__all__ = ["apply_plan", "wait_for_update", "progress_line"]
+__all__ = ["apply_plan", "wait_for_update", "progress_line", "WaitTimeout"]
 
 _FAILED = frozenset({"Failed", "UpdateRollbackFailed", "OutOfService"})
 
 
+class WaitTimeout(OpsError):
+    """The wait ended before the update did (the update goes on)."""
+
+
 def apply_plan(sm: Any, plan: MigrationPlan, ctx: Context, *, wait: bool, poll_interval: float, timeout: float) -> bool:
     """Create the config and update the endpoint; with ``wait``, block until the update ends.
+
+    When the migrated variant is registered with Application Auto Scaling, its target, policies
+    and scheduled actions are recorded, the target is deregistered before UpdateEndpoint (an
+    update that changes the instance type of a scalable target fails) and registered again once
+    the update has ended, whether it succeeded, failed or rolled back (:mod:`.autoscaling`).
 
     Returns True when the endpoint is InService on the new config, False when not waiting.
     Raises :class:`OpsError` when the endpoint cannot be updated or the update fails.
@@ -36,16 +52,68 @@ def apply_plan(sm: Any, plan: MigrationPlan, ctx: Context, *, wait: bool, poll_i
             f"endpoint {plan.endpoint_name} is {plan.endpoint_status}: UpdateEndpoint needs it InService; "
             f"wait (sagemaker-pools status {plan.endpoint_name} --watch) and retry"
         )
+    aas = ctx.clients.autoscaling()
+    record = record_scaling(aas, ctx.clients.cloudwatch, plan.endpoint_name, plan.variant_name)
+    if record is not None and not wait:
+        raise OpsError(
+            f"--no-wait: variant {plan.variant_name} is registered with Application Auto Scaling ({record.resource_id}); "
+            "--apply deregisters it for the update and must wait to register it again: drop --no-wait",
+            EXIT_USAGE,
+        )
     sm.create_endpoint_config(**plan.create_request)
     ctx.err.write(f"created endpoint config {plan.new_config_name}\n")
-    sm.update_endpoint(**plan.update_request)
-    retained = " (instance count retained)" if plan.update_request.get("RetainAllVariantProperties") else ""
-    ctx.err.write(f"updating endpoint {plan.endpoint_name} to {plan.new_config_name}{retained}\n")
-    ctx.err.flush()
-    if not wait:
-        return False
-    wait_for_update(sm, plan.endpoint_name, plan.new_config_name, ctx, poll_interval=poll_interval, timeout=timeout)
+    if record is not None:
+        deregister(aas, record)
+        ctx.err.write(
+            f"deregistered scalable target {record.resource_id} ({record.summary()}): "
+            "SageMaker refuses to change the instance type of a registered variant; it is registered again after the update\n"
+        )
+    try:
+        sm.update_endpoint(**plan.update_request)
+        retained = " (instance count retained)" if plan.update_request.get("RetainAllVariantProperties") else ""
+        ctx.err.write(f"updating endpoint {plan.endpoint_name} to {plan.new_config_name}{retained}\n")
+        ctx.err.flush()
+        if not wait:
+            return False
+        wait_for_update(sm, plan.endpoint_name, plan.new_config_name, ctx, poll_interval=poll_interval, timeout=timeout)
+    except WaitTimeout as exc:
+        if record is None:
+            raise
+        _print_restore_requests(ctx, aas, record)
+        raise OpsError(f"{exc.message}; the scalable target stays deregistered until then: the requests that restore it are printed above") from None
+    except KeyboardInterrupt:
+        if record is not None:  # the update goes on: restoring now could be refused
+            _print_restore_requests(ctx, aas, record)
+        raise
+    except Exception as exc:
+        if record is None:
+            raise
+        failure = explain(exc, max_attempts=ctx.clients.options.max_attempts)
+        _restore_or_print(ctx, aas, record, failure=failure)
+        raise OpsError(f"{failure.message}; autoscaling restored on {record.resource_id}", failure.exit_code) from None
+    if record is not None:
+        _restore_or_print(ctx, aas, record, failure=None)
     return True
+
+
+def _restore_or_print(ctx: Context, aas: Any, record: ScalingRecord, *, failure: OpsError | None) -> None:
+    """Register the recorded autoscaling again; if that fails, print the requests and raise."""
+    try:
+        for line in restore(aas, ctx.clients.cloudwatch, record):
+            ctx.err.write(f"{line}\n")
+    except Exception as exc:  # noqa: BLE001 - every failure becomes one line
+        _print_restore_requests(ctx, aas, record)
+        problem = explain(exc, max_attempts=ctx.clients.options.max_attempts).message
+        before = f"{failure.message}; " if failure is not None else ""
+        raise OpsError(
+            f"{before}restoring autoscaling on {record.resource_id} failed: {problem}; the requests that restore it are printed above"
+        ) from None
+
+
+def _print_restore_requests(ctx: Context, aas: Any, record: ScalingRecord) -> None:
+    """The requests that register the recorded autoscaling again, as JSON on stdout (for the user to send)."""
+    requests = [{"operation": op, "request": request} for op, request in restore_requests(aas, record)]
+    ctx.print(json.dumps({"restore_autoscaling": requests}, indent=2, default=str))
 
 
 def wait_for_update(
@@ -74,7 +142,7 @@ def wait_for_update(
             if status in _FAILED:
                 raise OpsError(f"the update failed: endpoint {endpoint_name} is {status}" + (f": {reason}" if reason else ""))
             if elapsed >= timeout:
-                raise OpsError(
+                raise WaitTimeout(
                     f"gave up waiting after {elapsed:.0f} s: endpoint {endpoint_name} is still {status}; the update "
                     f"goes on (watch it with: sagemaker-pools status {endpoint_name} --watch)"
                 )

@@ -76,6 +76,14 @@ class Clients:
         """The SageMaker control-plane client."""
         return self.client("sagemaker")
 
+    def autoscaling(self) -> Any:
+        """The Application Auto Scaling client."""
+        return self.client("application-autoscaling")
+
+    def cloudwatch(self) -> Any:
+        """The CloudWatch client."""
+        return self.client("cloudwatch")
+
     def region(self) -> str:
         """The region the clients call (raises ``NoRegionError`` when none is configured)."""
         from botocore.exceptions import NoRegionError

@@ -56,6 +56,25 @@ _RESOURCE_OF = {
     "ListTags": "resource",
 }
 
+# The IAM service prefix of the operations that are not SageMaker's (migrate --apply on an autoscaled variant).
+_SERVICE_OF = {
+    **{
+        op: "application-autoscaling"
+        for op in (
+            "DescribeScalableTargets",
+            "DescribeScalingPolicies",
+            "DescribeScheduledActions",
+            "ListTagsForResource",
+            "DeregisterScalableTarget",
+            "RegisterScalableTarget",
+            "PutScalingPolicy",
+            "PutScheduledAction",
+        )
+    },
+    "DescribeAlarms": "cloudwatch",
+    "PutMetricAlarm": "cloudwatch",
+}
+
 
 class OpsError(Exception):
     """A failure the command reports as one line on stderr, exiting with ``exit_code``."""
@@ -120,7 +139,8 @@ def _explain_client_error(exc: ClientError, max_attempts: int) -> OpsError:
             "(botocore standard retry mode); wait a minute and retry, or raise --max-attempts"
         )
     if code in _DENIED_CODES:
-        return OpsError(f"access denied: {operation}: {message} (the caller needs sagemaker:{operation})")
+        service = _SERVICE_OF.get(operation, "sagemaker")
+        return OpsError(f"access denied: {operation}: {message} (the caller needs {service}:{operation})")
     if code in _BAD_CREDENTIALS_CODES:
         return OpsError(f"AWS rejected the credentials ({code}): {message}")
     resource = _RESOURCE_OF.get(operation, "resource")
