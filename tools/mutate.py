@@ -45,7 +45,7 @@ MODULES: dict[str, list[str]] = {
     "pools.py": ["tests/test_pools.py", "tests/test_properties.py", "tests/test_bad_input.py"],
     "instance_types.py": ["tests/test_pools.py", "tests/test_bad_input.py", "tests/test_layout.py"],
     "routing.py": ["tests/test_endpoint.py", "tests/test_bad_input.py"],
-    "deployment.py": ["tests/test_endpoint.py", "tests/test_bad_input.py"],
+    "deployment.py": ["tests/test_deployment.py", "tests/test_endpoint.py", "tests/test_bad_input.py"],
     "metrics.py": ["tests/test_metrics.py", "tests/test_alarms.py"],
     "scaling.py": ["tests/test_scaling.py", "tests/test_weighted_utilization.py"],
     "ops/bench/stats.py": ["tests/ops/test_ops_units.py", "tests/ops/test_ops_bench.py"],
