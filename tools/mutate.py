@@ -75,7 +75,11 @@ _NOT_MUTATION_TESTS = [
 ]
 
 #: Mutants that survive on purpose, by mutmut name; docs/testing.md gives each one's reason.
-EXPECTED_SURVIVORS: set[str] = set()
+EXPECTED_SURVIVORS: set[str] = {
+    "sagemaker_pools.pools.x_resolve_pools__mutmut_74",
+    "sagemaker_pools.instance_types.x_closest_instance_types__mutmut_20",
+    "sagemaker_pools.instance_types.x_has_instance_storage__mutmut_10",
+}
 
 _KILLED = {"killed", "timeout", "segfault", "caught by type check"}
 
