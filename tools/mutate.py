@@ -50,7 +50,6 @@ MODULES: dict[str, list[str]] = {
     "scaling.py": ["tests/test_scaling.py", "tests/test_weighted_utilization.py"],
     # (without the timing tests of the local bench server: they measure the machine, not the statistics)
     "ops/bench/stats.py": [
-        "tests/ops/test_ops_stats.py",
         "tests/ops/test_ops_units.py",
         "tests/ops/test_ops_bench.py",
         "--deselect",
