@@ -29,6 +29,13 @@ sys.path.insert(0, str(ROOT))  # app.py
 sys.path.insert(0, str(ROOT / "tests"))
 
 
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """Print the order's seed at the end too (``-q`` hides pytest-randomly's header line)."""
+    seed = getattr(config.option, "randomly_seed", None)
+    if config.pluginmanager.hasplugin("randomly") and isinstance(seed, int):
+        terminalreporter.write_line(f"tests ran in random order: replay it with -p randomly --randomly-seed={seed}")
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_fixture_setup(fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest) -> Any:
     """Fail a shared (not function-scoped) fixture whose value has an editable dict or list."""
