@@ -64,7 +64,7 @@ def lib_fleet(app: App, n: int, per_stack: int = PER_STACK) -> list[Stack]:
         alerts_key = kms.Key(stack, "AlertsKey", enable_key_rotation=True, removal_policy=RemovalPolicy.RETAIN)
         alerts_key.grant(iam.ServicePrincipal("cloudwatch.amazonaws.com"), "kms:Decrypt", "kms:GenerateDataKey*")
         alerts = sns.Topic(stack, "Alerts", master_key=alerts_key, enforce_ssl=True)
-        dashboard = PoolDashboard(stack, "Dashboard")
+        endpoints = []
         for i in indexes:
             prefix = f"Llm{i:03d}"
             name = endpoint_name(i)
@@ -117,7 +117,8 @@ def lib_fleet(app: App, n: int, per_stack: int = PER_STACK) -> list[Stack]:
             endpoint.auto_scale(min_capacity=2, max_capacity=8).scale_on_weighted_utilization(
                 target=0.7, scale_out_cooldown=Duration.minutes(10), scale_in_cooldown=Duration.minutes(20)
             )
-            dashboard.add_endpoint(endpoint)
+            endpoints.append(endpoint)
+        PoolDashboard(stack, "Dashboard", endpoints=endpoints)
         stacks.append(stack)
     return stacks
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -61,8 +62,10 @@ def statement(actions: str | Sequence[str], resources: Any, *, condition: Mappin
     return out
 
 
-def document(*statements: dict[str, Any]) -> dict[str, Any]:
-    return {"Statement": list(statements), "Version": VERSION}
+def document(*statements: dict[str, Any]) -> iam.PolicyDocument:
+    """A policy document of ``statements``, merged and sorted as aws-cdk-lib does under the
+    ``@aws-cdk/aws-iam:minimizePolicies`` feature flag (cdk.json): fewer, shorter statements."""
+    return iam.PolicyDocument.from_json({"Statement": list(statements), "Version": VERSION})
 
 
 def log_groups_arns() -> list[str]:
@@ -361,6 +364,9 @@ def pooled_endpoint(
 # -- scaling, alarms and dashboards, by hand -----------------------------------------------------
 
 SAGEMAKER_NS = "AWS/SageMaker"
+#: A wake-up step adds one unit, then waits out a GPU cold start before it may add another: the
+#: alarm re-invokes it every minute until the unit serves.
+COLD_START_SECONDS = 1200
 ENDPOINTS_NS = "/aws/sagemaker/Endpoints"
 
 
@@ -833,7 +839,7 @@ def inference_component_pools(app: App, name: str = "InferenceComponentPools") -
         "LlmComponentScaleFromZero",
         target,
         name="llm-component-scale-from-zero",
-        cooldown=60,
+        cooldown=COLD_START_SECONDS,
         metric_name="NoCapacityInvocationFailures",
         dimensions=dims(InferenceComponentName="llm-pooled-ic"),
         statistic="Sum",
@@ -933,7 +939,7 @@ def async_scale_to_zero(app: App, name: str = "AsyncScaleToZero") -> Stack:
         "BatchEndpointScaleFromZero",
         target,
         name="batch-endpoint-scale-from-zero",
-        cooldown=300,
+        cooldown=COLD_START_SECONDS,
         metric_name="HasBacklogWithoutCapacity",
         dimensions=dims(EndpointName=name),
         statistic="Average",
@@ -951,9 +957,16 @@ EXAMPLE_STACKS = {
 }
 
 
+#: cdk.json's context (the recommended feature flags): the example app synthesizes with it, so does the twin.
+CONTEXT: dict[str, Any] = json.loads((Path(__file__).resolve().parents[1] / "cdk.json").read_text())["context"]
+
+
 def build_app(app: App | None = None, *, fleet: int | None = None) -> App:
-    """The example app's twin, or (``fleet=N``) the N-endpoint fleet's twin."""
+    """The example app's twin, or (``fleet=N``) the N-endpoint fleet's twin, with cdk.json's context."""
     app = app or App(outdir=None if "CDK_OUTDIR" in os.environ else "cdk.out")
+    for key, value in CONTEXT.items():
+        if app.node.try_get_context(key) is None:  # the CDK CLI (or -c) may have passed it already
+            app.node.set_context(key, value)
     if fleet is None:
         for name, build in EXAMPLE_STACKS.items():
             build(app, name)

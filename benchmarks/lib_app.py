@@ -25,11 +25,12 @@ def main() -> None:
     args = parser.parse_args()
     from aws_cdk import App
 
-    app = App(outdir=None if "CDK_OUTDIR" in os.environ else "cdk.out")
-    if args.fleet is None:
-        sys.path.insert(0, str(ROOT))
-        import app as example_app  # noqa: PLC0415
+    sys.path.insert(0, str(ROOT))
+    import app as example_app  # noqa: PLC0415
 
+    # cdk.json's feature flags, as the example app and the L1 twin use them.
+    app = example_app.apply_context(App(outdir=None if "CDK_OUTDIR" in os.environ else "cdk.out"))
+    if args.fleet is None:
         example_app.build_app(app)
     else:
         from fleet import lib_fleet  # noqa: PLC0415

@@ -88,7 +88,7 @@ def main() -> None:
         if args.fleet is None:
             example_app.build_app(app)
         else:
-            lib_fleet(app, args.fleet)
+            lib_fleet(example_app.apply_context(app), args.fleet)  # cdk.json's flags, as l1_app.build_app
     else:
         l1_app.build_app(app, fleet=args.fleet)
     t_construct = time.perf_counter() - t1

@@ -15,18 +15,22 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 
 from sagemaker_pools import (
+    AsyncInference,
     CapacitySize,
+    ComponentSpec,
     ContainerImage,
     DeploymentPolicy,
     InstancePool,
+    InstanceScaling,
     ModelData,
     PoolConfigError,
+    PoolDashboard,
     PooledEndpoint,
     PoolModel,
     Routing,
 )
 from support.rules import unreached_rules
-from support.synth import new_stack, template_of
+from support.synth import new_stack, resource_types, template_of
 
 G6E, G6, P4D = "ml.g6e.48xlarge", "ml.g6.48xlarge", "ml.p4d.24xlarge"
 
@@ -43,12 +47,36 @@ def _endpoint(**overrides: Any) -> Callable[[cdk.Stack], object]:
     return build
 
 
+class Staged:
+    """A case that needs something built first (``setup``) and fails in ``act``: nothing new may be left."""
+
+    def __init__(self, setup: Callable[[cdk.Stack], Any], act: Callable[[cdk.Stack, Any], object]) -> None:
+        self.setup, self.act = setup, act
+
+
+def _hosting(stack: cdk.Stack) -> PooledEndpoint:
+    """An endpoint without a model that hosts inference components."""
+    return PooledEndpoint(stack, "Host", pools=[InstancePool(instance_type=G6E)], instance_scaling=InstanceScaling(max_instance_count=2))
+
+
+def _async(stack: cdk.Stack) -> PooledEndpoint:
+    return PooledEndpoint(
+        stack, "Async", model=PoolModel.from_model_name(stack, "Base", "base-model"),
+        pools=[InstancePool(instance_type=G6E)], async_inference=AsyncInference(),
+    )
+
+
+def _model(environment: dict[str, str]) -> Callable[[cdk.Stack], object]:
+    image = "123456789012.dkr.ecr.us-east-1.amazonaws.com/llm:1"
+    return lambda s: PoolModel(s, "M", image=ContainerImage.from_image_uri(image), environment=environment)
+
+
 def _alarm(stack: cdk.Stack, n: int) -> list[cloudwatch.IAlarm]:
     return [cloudwatch.Alarm.from_alarm_name(stack, f"A{i}", f"alarm-{i}") for i in range(n)]
 
 
 # (case id, builder, field named in the message, words of the "allowed" text)
-CASES: list[tuple[str, Callable[[cdk.Stack], object], str, str]] = [
+CASES: list[tuple[str, Callable[[cdk.Stack], object] | Staged, str, str]] = [
     ("no pools", _endpoint(pools=[]), "PooledEndpoint.pools", "1 to 5"),
     ("six pools", _endpoint(pools=[InstancePool(instance_type=t) for t in (G6E, G6, P4D, "ml.g5.48xlarge", "ml.p5.48xlarge", "ml.g6.12xlarge")]), "PooledEndpoint.pools", "1 to 5"),
     ("pools not a list", _endpoint(pools="ml.g6e.48xlarge"), "PooledEndpoint.pools", "list of 1 to 5"),
@@ -98,25 +126,69 @@ CASES: list[tuple[str, Callable[[cdk.Stack], object], str, str]] = [
     ("recommendation ARN", lambda s: PoolModel.from_recommendation(s, "M", model_package_arn="my-package", inference_specification_name="g6"), "model_package_arn", "model package ARN"),
     ("recommendation spec name", lambda s: PoolModel.from_recommendation(s, "M", model_package_arn="arn:aws:sagemaker:us-east-1:123456789012:model-package/llm/3", inference_specification_name="g6_int4"), "inference_specification_name", "letters, digits and hyphens"),
     ("model image not an image", lambda s: PoolModel(s, "M", image="123456789012.dkr.ecr.us-east-1.amazonaws.com/llm:1"), "PoolModel.image", "a ContainerImage"),  # type: ignore[arg-type]
-    ("model environment not a mapping", lambda s: PoolModel(s, "M", image=ContainerImage.from_image_uri("123456789012.dkr.ecr.us-east-1.amazonaws.com/llm:1"), environment=["A=1"]), "PoolModel.environment", "a mapping of at most 100"),  # type: ignore[arg-type]
+    ("model environment not a mapping", lambda s: PoolModel(s, "M", image=ContainerImage.from_image_uri("123456789012.dkr.ecr.us-east-1.amazonaws.com/llm:1"), environment=["A=1"]), "PoolModel.environment", "a mapping of environment variable names"),  # type: ignore[arg-type]
     ("canary size not a CapacitySize", lambda s: DeploymentPolicy.canary(canary_size=25, wait_interval=Duration.minutes(5)), "DeploymentPolicy.canary.canary_size", "CapacitySize.percent(...)"),  # type: ignore[arg-type]
     ("model subnets without VPC", lambda s: PoolModel(s, "M", image=ContainerImage.from_image_uri("123456789012.dkr.ecr.us-east-1.amazonaws.com/llm:1"), security_groups=[]), "PoolModel.vpc", "a VPC"),
     ("imported endpoint name", lambda s: PooledEndpoint.from_endpoint_name(s, "E", "bad name"), "PooledEndpoint.from_endpoint_name.endpoint_name", "1-63 characters"),
+    ("auto_scale without a model", Staged(_hosting, lambda s, e: e.auto_scale(max_capacity=4)), "PooledEndpoint.auto_scale", "InferenceComponent.auto_scale"),
+    ("aws: tag on an endpoint", _endpoint(tags={"aws:team": "llm"}), "PooledEndpoint.tags", "does not start with 'aws:'"),
+    ("AWS: tag on a component", Staged(_hosting, lambda s, e: e.add_inference_component("C", specifications=[ComponentSpec(model=PoolModel.from_model_name(s, "P", "p"), min_memory_in_mb=1024)], tags={"AWS:cost": "x"})), "InferenceComponent.tags", "does not start with 'aws:'"),
+    ("tags not a mapping", _endpoint(tags=["team=llm"]), "PooledEndpoint.tags", "a mapping of tag keys to values"),
+    ("tag key of 129 characters", _endpoint(tags={"k" * 129: "v"}), "PooledEndpoint.tags", "1 to 128 characters"),
+    ("tag value of 257 characters", _endpoint(tags={"team": "v" * 257}), "PooledEndpoint.tags", "at most 256 characters"),
+    ("environment key with a hyphen", _model({"MAX-TOKENS": "1"}), "PoolModel.environment", "[a-zA-Z_][a-zA-Z0-9_]*"),
+    ("environment key starting with a digit", _model({"1GPU": "1"}), "PoolModel.environment", "not starting with a digit"),
+    ("environment key of 1025 characters", _model({"K" * 1025: "1"}), "PoolModel.environment", "at most 1024 characters"),
+    ("environment value of 1025 characters", _model({"PROMPT": "v" * 1025}), "PoolModel.environment", "at most 1024 characters"),
+    ("environment value not a string", _model({"WORKERS": 4}), "PoolModel.environment", "a string"),  # type: ignore[dict-item]
+    ("101 environment variables", _model({f"OPTION_{i}": "1" for i in range(101)}), "PoolModel.environment", "at most 100 variables"),
+    ("dashboard without endpoints", lambda s: PoolDashboard(s, "D", endpoints=[]), "PoolDashboard.endpoints", "one or more endpoints"),
+    ("min above max (variant)", Staged(_endpoint(), lambda s, e: e.auto_scale(min_capacity=4, max_capacity=2)), "PooledEndpoint.auto_scale.min_capacity", "at most max_capacity (2)"),
+    ("min above max (async)", Staged(_async, lambda s, e: e.auto_scale_on_backlog(min_capacity=3, max_capacity=2)), "PooledEndpoint.auto_scale_on_backlog.min_capacity", "at most max_capacity (2)"),
+    ("cold start of 30 s", Staged(_async, lambda s, e: e.auto_scale_on_backlog(max_capacity=2, cold_start=Duration.seconds(30))), "PooledEndpoint.auto_scale_on_backlog.cold_start", "from 60 to 86400"),
 ]
 
 
 @pytest.mark.parametrize(("build", "field", "allowed"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_bad_input_is_refused(build: Callable[[cdk.Stack], object], field: str, allowed: str) -> None:
+def test_bad_input_is_refused(build: Callable[[cdk.Stack], object] | Staged, field: str, allowed: str) -> None:
     stack = new_stack()
+
+    def cfn_resources() -> set[str]:
+        return {c.node.path for c in stack.node.find_all() if isinstance(c, cdk.CfnResource)}
+
+    before: set[str] = set()
+    if isinstance(build, Staged):
+        built = build.setup(stack)
+        before = cfn_resources()
     with pytest.raises(PoolConfigError) as err:
-        build(stack)
+        build.act(stack, built) if isinstance(build, Staged) else build(stack)
     message = str(err.value)
     assert field in message and field in err.value.field
     assert allowed in message
     assert "allowed:" in message
-    # Nothing half-written: no endpoint, config or model resource made it into the template.
-    left = [r["Type"] for r in template_of(stack).get("Resources", {}).values() if r["Type"].startswith("AWS::SageMaker")]
-    assert left == []
+    # Nothing half-written: no endpoint, config or model resource made it into the template
+    # (for a staged case: no resource at all beyond what its setup made).
+    if isinstance(build, Staged):
+        assert cfn_resources() - before == set()
+    else:
+        assert [t for t in resource_types(stack) if t.startswith("AWS::SageMaker")] == []
+
+
+def test_a_long_bad_value_is_quoted_in_at_most_about_200_characters() -> None:
+    with pytest.raises(PoolConfigError) as err:
+        _model({f"OPTION_{i}": "1" for i in range(101)})(new_stack())
+    message = str(err.value)
+    assert len(message) < 400, message
+    assert "... (" in message and "more characters)" in message
+    assert len(err.value.value) == 101  # the attribute keeps the whole value  # type: ignore[arg-type]
+
+
+def _plain(build: Callable[[cdk.Stack], object] | Staged) -> Callable[[cdk.Stack], object]:
+    """A case as one call on a fresh stack (a staged case: its setup, then its act)."""
+    if isinstance(build, Staged):
+        staged = build
+        return lambda stack: staged.act(stack, staged.setup(stack))
+    return build
 
 
 #: Rules of these modules that a method call on a built endpoint reaches (so not a "nothing
@@ -124,7 +196,6 @@ def test_bad_input_is_refused(build: Callable[[cdk.Stack], object], field: str, 
 ELSEWHERE = {
     "endpoint.py:EndpointBase._check_metric_instance_type: 'metric.instance_type'": "test_metrics.py",
     "endpoint.py:EndpointBase.pools_or: f'{field}.pools'": "test_dashboard.py::test_imported_endpoint_needs_pools",
-    "endpoint.py:PooledEndpoint.auto_scale: 'PooledEndpoint.auto_scale'": "test_scaling.py::test_one_scaling_per_variant",
 }
 
 
@@ -134,7 +205,7 @@ def test_the_corpora_reach_every_rule() -> None:
     import test_async
     import test_inference_component
 
-    builders = [c[1] for corpus in (CASES, test_async.CASES, test_inference_component.CASES) for c in corpus]
+    builders = [_plain(c[1]) for corpus in (CASES, test_async.CASES, test_inference_component.CASES) for c in corpus]
     modules = ["pools.py", "instance_types.py", "routing.py", "deployment.py", "model.py", "endpoint.py", "_validate.py"]
     assert unreached_rules(builders, modules) == set(ELSEWHERE)
 
@@ -145,7 +216,7 @@ def test_messages_read_as_reviewed(snapshot: Any) -> None:
     messages = {}
     for case_id, build, _, _ in CASES:
         with pytest.raises(PoolConfigError) as err:
-            build(new_stack())
+            _plain(build)(new_stack())
         text = re.sub(r"\$\{Token\[[^\]]*\]\}", "${Token}", str(err.value))
         messages[case_id] = re.sub(r" at 0x[0-9a-f]+", " at 0x...", text)
     assert messages == snapshot

@@ -23,11 +23,12 @@ sys.path.insert(0, str(BENCHMARKS))
 import fleet  # noqa: E402
 import l1_app  # noqa: E402
 import twin  # noqa: E402
+from app import CONTEXT  # noqa: E402
 from support.frozen import frozen  # noqa: E402
 
 
 def _synth(build: Any) -> dict[str, dict[str, Any]]:
-    app = cdk.App()
+    app = cdk.App(context=CONTEXT)  # cdk.json's feature flags, as every synthesis of the examples
     build(app)
     assembly = app.synth()
     return {s.stack_name: s.template for s in assembly.stacks}

@@ -1,45 +1,119 @@
-"""`npx cdk synth` (the pinned npm CLI) works offline, without AWS credentials."""
+"""The new-user path: `make synth`'s command and `npx cdk synth` work in a fresh shell, agree, and are quiet.
+
+A fresh shell has no activated .venv (PATH lacks it, ``python3`` is the system one, without
+aws_cdk), no ``JSII_*`` variable and no AWS credentials. Both paths must synthesize the same
+templates as the tests (one source of feature flags: cdk.json's context), print no jsii Node
+end-of-life banner and no "feature flags are not configured" notice.
+"""
 
 from __future__ import annotations
 
 import json
 import os
-import sys
+import re
 import subprocess
+import sys
+import tarfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from support.synth import read_assembly
+
 ROOT = Path(__file__).resolve().parents[1]
+CLI = ROOT / "node_modules" / ".bin" / "cdk"
+BANNER = re.compile(r"end-of-life|not supported anymore", re.IGNORECASE)
 
 
-@pytest.mark.skipif(not (ROOT / "node_modules" / ".bin" / "cdk").exists(), reason="run `make test` to install the CDK CLI")
-def test_cdk_cli_synthesizes_every_stack_offline(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-    env.update(
-        {
-            "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none"),
-            "AWS_CONFIG_FILE": str(tmp_path / "none"),
-            "AWS_EC2_METADATA_DISABLED": "true",
-            "CDK_HOME": str(tmp_path / "cdk-home"),
-            "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
-            # app.py runs under the project's interpreter, whatever `python3` on PATH is.
-            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
-        }
-    )
+def _fresh_shell(tmp_path: Path) -> dict[str, str]:
+    """The environment of a new shell: PATH without the virtual environment, nothing of ours set."""
+    venv_bin = Path(sys.executable).parent
+    path = [p for p in os.environ.get("PATH", "").split(os.pathsep) if p and ".venv" not in p and Path(p) != venv_bin]
+    return {
+        "PATH": os.pathsep.join(path),
+        "HOME": os.environ.get("HOME", str(tmp_path)),  # keeps the jsii cache warm; nothing of ours lives there
+        "LANG": "C.UTF-8",
+        "CDK_HOME": str(tmp_path / "cdk-home"),
+        "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none"),
+        "AWS_CONFIG_FILE": str(tmp_path / "none"),
+        "AWS_EC2_METADATA_DISABLED": "true",
+    }
+
+
+@pytest.fixture(scope="module")
+def make_synth(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """`make synth`'s command (`.venv/bin/python app.py`) in a fresh shell: (output folder, what it printed)."""
+    tmp = tmp_path_factory.mktemp("make-synth")
+    env = {**_fresh_shell(tmp), "CDK_OUTDIR": str(tmp / "cdk.out")}
+    result = subprocess.run([sys.executable, "app.py"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return tmp / "cdk.out", result.stdout + result.stderr
+
+
+def test_make_synth_is_quiet_and_equals_the_tests_templates(
+    make_synth: tuple[Path, str], example_templates: dict[str, dict[str, Any]]
+) -> None:
+    outdir, printed = make_synth
+    assert not BANNER.search(printed), printed[:2000]
+    assert read_assembly(outdir) == example_templates
+
+
+def test_the_readme_quotes_what_make_synth_prints(make_synth: tuple[Path, str]) -> None:
+    sys.path.insert(0, str(ROOT / "tools"))
+    from synth_summary import summarize
+
+    readme = (ROOT / "README.md").read_text()
+    quoted = re.findall(r"`make synth` prints, for example, `([^`]+?) -> cdk\.out/…`", readme)
+    assert len(quoted) == 1, "the README's sample line of `make synth` moved: keep this test pointing at it"
+    printed = [line.split(" -> ")[0] for line in summarize(make_synth[0])]
+    assert quoted[0] in printed
+
+
+@pytest.mark.skipif(not CLI.exists(), reason="run `make test` to install the CDK CLI")
+def test_cdk_cli_synthesizes_in_a_fresh_shell_like_make_synth(tmp_path: Path, make_synth: tuple[Path, str]) -> None:
     out = tmp_path / "cdk.out"
     result = subprocess.run(
-        [str(ROOT / "node_modules" / ".bin" / "cdk"), "synth", "--quiet", "--output", str(out)],
+        # Path metadata and version reporting are what the CLI adds on top of the app's templates.
+        [str(CLI), "synth", "--output", str(out), "--no-path-metadata", "--no-version-reporting"],
         cwd=ROOT,
-        env=env,
+        env=_fresh_shell(tmp_path),
         capture_output=True,
         text=True,
-        timeout=240,
+        timeout=300,
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    manifest = json.loads((out / "manifest.json").read_text())
-    stacks = [n for n, a in manifest["artifacts"].items() if a["type"] == "aws:cloudformation:stack"]
-    assert "RealtimePooledLlm" in stacks
-    for name in stacks:
-        template = json.loads((out / f"{name}.template.json").read_text())
-        assert template["Resources"]
+    printed = result.stdout + result.stderr
+    assert not BANNER.search(printed), printed[:2000]
+    assert "feature flags" not in printed, printed[:2000]
+    templates = read_assembly(out)
+    assert set(templates) == {"RealtimePooledLlm", "InferenceComponentPools", "AsyncScaleToZero"}
+    assert templates == read_assembly(make_synth[0])
+
+
+def test_cdk_json_runs_the_projects_interpreter_and_sets_the_recommended_flags() -> None:
+    """cdk.json's app is the virtual environment's Python (the system one lacks aws_cdk), and its
+    context holds exactly the flags `cdk init` writes for the installed aws-cdk-lib."""
+    config = json.loads((ROOT / "cdk.json").read_text())
+    assert config["app"].split()[0] == ".venv/bin/python"
+    import aws_cdk
+
+    bundle = next((Path(aws_cdk.__file__).parent / "_jsii").glob("aws-cdk-lib@*.jsii.tgz"))
+    with tarfile.open(bundle) as tar:
+        member = tar.extractfile("package/recommended-feature-flags.json")
+        assert member is not None
+        recommended = json.load(member)
+    context = config["context"]
+    assert {k: v for k, v in context.items() if k.startswith("@aws-cdk")} == recommended
+    assert context["cli-telemetry"] is False
+
+
+def test_the_package_declares_its_license_as_an_spdx_expression() -> None:
+    """setuptools deprecates ``license = { text = ... }``: every install printed the warning."""
+    import importlib.metadata
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert project["project"]["license"] == "Apache-2.0"
+    assert "setuptools>=77" in project["build-system"]["requires"]  # the first to read SPDX strings
+    assert importlib.metadata.metadata("cdk-sagemaker-pools")["License-Expression"] == "Apache-2.0"

@@ -127,9 +127,8 @@ def test_header_and_utilization_target(built: tuple[PoolDashboard, dict[str, Any
 def test_limits_fail_at_synth_time(monkeypatch: pytest.MonkeyPatch) -> None:
     stack = new_stack()
     imported = [PooledEndpoint.from_endpoint_name(stack, f"E{i}", f"endpoint-{i}") for i in range(3)]
-    dashboard = PoolDashboard(stack, "D")
     monkeypatch.setattr(dashboard_module, "MAX_WIDGETS", 10)
-    dashboard.add_endpoint(imported[0], pools=POOLS)
+    dashboard = PoolDashboard(stack, "D", endpoints=[PooledEndpoint(stack, "First", model=imported_model(stack), pools=POOLS)])
     with pytest.raises(PoolConfigError) as error:
         dashboard.add_endpoint(imported[1], pools=POOLS)
     assert error.value.field == "PoolDashboard.endpoints" and "16 widgets" in str(error.value)
@@ -150,6 +149,7 @@ def test_imported_endpoint_needs_pools() -> None:
         PoolDashboard(stack, "D", endpoints=[PooledEndpoint.from_endpoint_name(stack, "E", "other")])
     assert error.value.field == "PoolDashboard.endpoints.pools"
     # without max_concurrency there is simply no utilization graph
-    dashboard = PoolDashboard(stack, "D2")
-    dashboard.add_endpoint(PooledEndpoint.from_endpoint_name(stack, "E2", "other"), pools=[InstancePool(instance_type=TYPES[0])])
-    assert dashboard.widget_count == 7
+    pools = [InstancePool(instance_type=TYPES[0])]
+    dashboard = PoolDashboard(stack, "D2", endpoints=[PooledEndpoint(stack, "First", model=imported_model(stack), pools=pools)])
+    dashboard.add_endpoint(PooledEndpoint.from_endpoint_name(stack, "E2", "other"), pools=pools)
+    assert dashboard.widget_count == 14

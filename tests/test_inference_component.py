@@ -32,7 +32,7 @@ from sagemaker_pools.hardware import known_hardware_types
 from support.contract import template_problems
 from support.frozen import frozen
 from support.rules import unreached_rules
-from support.synth import new_stack, only, resources, template_of
+from support.synth import new_stack, only, resource_types, resources, template_of
 
 P5, G6, G6X, P4D = "ml.p5.48xlarge", "ml.g6.48xlarge", "ml.g6.xlarge", "ml.p4d.24xlarge"
 STACK = "InferenceComponentPools"
@@ -151,7 +151,7 @@ def test_scale_from_zero_follows_the_aws_recipe(example: dict[str, Any]) -> None
     assert policies[step_id]["Properties"]["StepScalingPolicyConfiguration"] == {
         "AdjustmentType": "ChangeInCapacity",
         "MetricAggregationType": "Maximum",
-        "Cooldown": 60,
+        "Cooldown": 1200,  # one cold start, not the recipe's 60 s (test_wake_from_zero.py)
         "StepAdjustments": [{"MetricIntervalLowerBound": 0, "ScalingAdjustment": 1}],
     }
     alarm_id = _logical_id(example, "AWS::CloudWatch::Alarm", "ScaleFromZeroAlarm")
@@ -500,7 +500,7 @@ def test_bad_input_is_refused(build: Callable[[cdk.Stack], object], field: str, 
     assert allowed in message, message
     # Nothing half-written: the failing construct left no resource ("Type|n" = at most n-1 remain).
     type_name, _, limit = absent.partition("|")
-    left = [r for r in template_of(stack).get("Resources", {}).values() if r["Type"] == type_name]
+    left = [t for t in resource_types(stack) if t == type_name]
     assert len(left) < int(limit or 1), left
 
 

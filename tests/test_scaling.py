@@ -273,7 +273,8 @@ def test_bad_generic_capacity() -> None:
     assert error.value.field == "ScalableCapacity.scalable_dimension"
     with pytest.raises(PoolConfigError) as error:
         ScalableCapacity(stack, "Y", resource_id="r", scalable_dimension=VARIANT_INSTANCE_COUNT, min_capacity=3, max_capacity=2)
-    assert error.value.field == "ScalableCapacity.max_capacity"
+    assert error.value.field == "ScalableCapacity.min_capacity"
+    assert "at most max_capacity (2)" in str(error.value)
 
 
 def test_a_step_below_the_threshold_scales_in() -> None:
@@ -308,3 +309,25 @@ def test_units_are_spelled_as_cloudwatch_does(unit: cloudwatch.Unit, name: str) 
     from sagemaker_pools.scaling import _unit_name
 
     assert _unit_name(unit) == name
+
+
+def test_initial_instance_count_follows_the_autoscaling_minimum() -> None:
+    """auto_scale(min_capacity=2) needs no initial_instance_count=2: the endpoint starts at its minimum."""
+
+    def initial_count(stack: Any) -> Any:
+        (config,) = resources(template_of(stack), "AWS::SageMaker::EndpointConfig").values()
+        return config["Properties"]["ProductionVariants"][0]["InitialInstanceCount"]
+
+    stack = new_stack()
+    endpoint = _endpoint(stack)
+    endpoint.auto_scale(min_capacity=2, max_capacity=8)
+    assert endpoint.initial_instance_count == 2
+    assert initial_count(stack) == 2
+    # Without autoscaling: 1, as before.
+    stack = new_stack()
+    _endpoint(stack)
+    assert initial_count(stack) == 1
+    # Given explicitly, it still has to lie within the bounds.
+    with pytest.raises(PoolConfigError) as error:
+        _endpoint(new_stack(), initial_instance_count=1).auto_scale(min_capacity=2, max_capacity=8)
+    assert error.value.field == "PooledEndpoint.auto_scale.min_capacity" and "initial_instance_count (1)" in str(error.value)

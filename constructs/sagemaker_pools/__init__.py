@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from .capacity import CapacityMeasurement, PoolCapacity
 from .errors import PoolConfigError
 from .hardware import InstanceHardware, hardware_of
 from .instance_types import known_instance_types
@@ -67,9 +68,11 @@ _LAZY = {
 }
 
 __all__ = [
+    "CapacityMeasurement",
     "IModel",
     "InstanceHardware",
     "InstancePool",
+    "PoolCapacity",
     "PoolConfigError",
     "hardware_of",
     "known_instance_types",

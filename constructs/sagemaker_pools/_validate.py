@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from aws_cdk import Duration
 
 from ._tokens import is_unresolved
 from .errors import PoolConfigError
 
-__all__ = ["check_name", "check_int_range", "seconds_in_range", "NAME_PATTERN"]
+__all__ = ["check_name", "check_int_range", "check_min_max", "check_tags", "check_environment", "seconds_in_range", "NAME_PATTERN"]
 
 #: SageMaker's name rule for endpoints, configs, variants, models and inference components:
 #: 1-63 characters, alphanumeric at both ends, hyphens inside.
@@ -48,3 +49,62 @@ def seconds_in_range(value: Duration | None, field: str, low: int, high: int) ->
     if seconds != int(seconds) or not low <= seconds <= high:
         raise PoolConfigError(field, f"{seconds} seconds", f"a whole number of seconds from {low} to {high}")
     return int(seconds)
+
+
+def check_min_max(low: object, high: object, field: str, low_name: str, high_name: str) -> None:
+    """Raise when the lower bound ``low`` is above the upper bound ``high`` (tokens pass), naming both."""
+    if any(v is None or is_unresolved(v) for v in (low, high)):
+        return
+    if isinstance(low, (int, float)) and isinstance(high, (int, float)) and low > high:
+        raise PoolConfigError(f"{field}.{low_name}", low, f"at most {high_name} ({high}): the minimum cannot exceed the maximum")
+
+
+#: Tag rules (SageMaker ``Tag``: key 1-128 characters, value 0-256; the ``aws:`` prefix is AWS's own).
+MAX_TAG_KEY_LENGTH = 128
+MAX_TAG_VALUE_LENGTH = 256
+
+
+def check_tags(tags: object, field: str) -> None:
+    """Raise unless ``tags`` is None or a mapping of user tags: keys 1-128 characters not starting with ``aws:``."""
+    if tags is None or is_unresolved(tags):
+        return
+    if not isinstance(tags, Mapping):
+        raise PoolConfigError(field, tags, "a mapping of tag keys to values")
+    for key, value in tags.items():
+        if is_unresolved(key):
+            continue
+        if not isinstance(key, str) or not 1 <= len(key) <= MAX_TAG_KEY_LENGTH:
+            raise PoolConfigError(f"{field}[{key!r}]", key, f"a tag key of 1 to {MAX_TAG_KEY_LENGTH} characters")
+        if key.lower().startswith("aws:"):
+            raise PoolConfigError(f"{field}[{key!r}]", key, "a tag key that does not start with 'aws:' (reserved for AWS's own tags)")
+        if not is_unresolved(value) and (not isinstance(value, str) or len(value) > MAX_TAG_VALUE_LENGTH):
+            raise PoolConfigError(f"{field}[{key!r}]", value, f"a string of at most {MAX_TAG_VALUE_LENGTH} characters")
+
+
+#: Container environment rules (CreateModel ``ContainerDefinition.Environment``, botocore ``EnvironmentMap``).
+ENVIRONMENT_KEY = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+MAX_ENVIRONMENT_ENTRIES = 100
+MAX_ENVIRONMENT_KEY_LENGTH = 1024
+MAX_ENVIRONMENT_VALUE_LENGTH = 1024
+
+
+def check_environment(environment: object, field: str) -> None:
+    """Raise unless ``environment`` is None or what SageMaker accepts as a container environment.
+
+    At most 100 entries; keys match ``[a-zA-Z_][a-zA-Z0-9_]*`` and have at most 1,024
+    characters; values are strings of at most 1,024 characters (tokens pass).
+    """
+    if environment is None or is_unresolved(environment):
+        return
+    if not isinstance(environment, Mapping):
+        raise PoolConfigError(field, environment, "a mapping of environment variable names to string values")
+    if len(environment) > MAX_ENVIRONMENT_ENTRIES:
+        raise PoolConfigError(field, environment, f"at most {MAX_ENVIRONMENT_ENTRIES} variables (got {len(environment)})")
+    for key, value in environment.items():
+        if not is_unresolved(key):
+            if not isinstance(key, str) or not ENVIRONMENT_KEY.match(key):
+                raise PoolConfigError(f"{field}[{key!r}]", key, "a name matching [a-zA-Z_][a-zA-Z0-9_]* (letters, digits, underscores; not starting with a digit)")
+            if len(key) > MAX_ENVIRONMENT_KEY_LENGTH:
+                raise PoolConfigError(f"{field}[{key[:20]!r}...]", key, f"a name of at most {MAX_ENVIRONMENT_KEY_LENGTH} characters")
+        if not is_unresolved(value) and (not isinstance(value, str) or len(value) > MAX_ENVIRONMENT_VALUE_LENGTH):
+            raise PoolConfigError(f"{field}[{key!r}]", value, f"a string of at most {MAX_ENVIRONMENT_VALUE_LENGTH} characters")

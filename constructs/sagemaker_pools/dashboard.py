@@ -49,8 +49,9 @@ class PoolDashboard(Construct):
     Args:
         scope: parent construct.
         id: construct id.
-        endpoints: endpoints to show (``PooledEndpoint``; an imported endpoint through
-            :meth:`add_endpoint` with ``pools=``). Default: none.
+        endpoints: one or more endpoints to show (``PooledEndpoint``, or an imported endpoint
+            whose ``pools`` are known); add more, or an imported endpoint with ``pools=``,
+            through :meth:`add_endpoint`.
         dashboard_name: Default: generated.
         utilization_target: the target line of the weighted-utilization graph for endpoints
             without weighted scaling. Default: 0.7 (endpoints scaled by
@@ -68,11 +69,13 @@ class PoolDashboard(Construct):
         scope: Construct,
         id: str,
         *,
-        endpoints: Sequence[EndpointBase] = (),
+        endpoints: Sequence[EndpointBase],
         dashboard_name: str | None = None,
         utilization_target: float = 0.7,
         period: Duration = Duration.minutes(1),
     ) -> None:
+        if isinstance(endpoints, (str, bytes)) or not isinstance(endpoints, Sequence) or not endpoints:
+            raise PoolConfigError("PoolDashboard.endpoints", endpoints, "one or more endpoints (add more with add_endpoint)")
         super().__init__(scope, id)
         self._widgets: list[dict[str, Any]] = []
         self._next_row = 0

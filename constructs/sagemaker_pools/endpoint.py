@@ -12,10 +12,12 @@ and an asynchronous endpoint (``model=`` and ``async_inference=``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Unpack
 
-from aws_cdk import Annotations, ArnFormat, Duration, Resource, Stack, Tags
+import jsii
+
+from aws_cdk import Annotations, ArnFormat, CfnResource, Duration, IStableNumberProducer, Lazy, Resource, Stack, Tags
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -25,7 +27,7 @@ from constructs import Construct
 
 from ._roles import new_execution_role
 from ._tokens import is_unresolved
-from ._validate import check_int_range, check_name, seconds_in_range
+from ._validate import check_int_range, check_min_max, check_name, check_tags, seconds_in_range
 from .async_inference import AsyncInference
 from .deployment import DeploymentPolicy
 from .errors import PoolConfigError
@@ -42,7 +44,7 @@ from .metrics import (
 )
 from .pools import IModel, InstancePool, resolve_pools
 from .routing import Routing
-from .scaling import VARIANT_INSTANCE_COUNT, ScalableCapacity, VariantScaling, variant_resource_id
+from .scaling import DEFAULT_COLD_START, VARIANT_INSTANCE_COUNT, ScalableCapacity, VariantScaling, variant_resource_id
 
 __all__ = ["EndpointBase", "PooledEndpoint"]
 
@@ -243,7 +245,10 @@ class PooledEndpoint(EndpointBase):
         model: the variant's model, used by every pool without its own ``model``. Default:
             none, for an endpoint that hosts inference components (then ``instance_scaling``
             is required and the models come with each component, see :meth:`add_inference_component`).
-        initial_instance_count: instances at creation. Default: 1.
+        initial_instance_count: instances at creation. Default: the autoscaling minimum once
+            :meth:`auto_scale` or :meth:`auto_scale_on_backlog` is called (at least 1), else
+            ``instance_scaling.min_instance_count`` (at least 1), else 1. Given explicitly, it
+            must lie within the autoscaling bounds.
         variant_name: the production variant's name. Default: ``"AllTraffic"``.
         provision_timeout: how long SageMaker retries insufficient-capacity errors before it
             moves to the next pool (``VariantInstanceProvisionTimeoutInSeconds``, 300-3600 s;
@@ -283,7 +288,7 @@ class PooledEndpoint(EndpointBase):
         *,
         pools: Sequence[InstancePool],
         model: IModel | None = None,
-        initial_instance_count: int = 1,
+        initial_instance_count: int | None = None,
         variant_name: str = DEFAULT_VARIANT_NAME,
         provision_timeout: Duration = Duration.minutes(20),
         routing: Routing | None = None,
@@ -312,8 +317,9 @@ class PooledEndpoint(EndpointBase):
             raise PoolConfigError("PooledEndpoint.model", model, "a PoolModel (or PoolModel.from_model_name(...))")
         _check_component_props(model, resolved, instance_scaling, execution_role, async_inference)
         check_int_range(initial_instance_count, "PooledEndpoint.initial_instance_count", 1, None, "instances")
-        if instance_scaling is not None:
+        if instance_scaling is not None and initial_instance_count is not None:
             _check_initial_count(initial_instance_count, instance_scaling)
+        check_tags(tags, "PooledEndpoint.tags")
         check_name(variant_name, "PooledEndpoint.variant_name")
         check_name(endpoint_name, "PooledEndpoint.endpoint_name")
         timeout_s = seconds_in_range(provision_timeout, "PooledEndpoint.provision_timeout", 300, 3600)
@@ -334,7 +340,10 @@ class PooledEndpoint(EndpointBase):
         self.pools: tuple[InstancePool, ...] = resolved
         self._fixed_name = endpoint_name
         self.model = model
-        self.initial_instance_count = initial_instance_count
+        #: ``initial_instance_count`` as given (None: derived, see :attr:`initial_instance_count`).
+        self._initial_instance_count = initial_instance_count
+        #: The autoscaling minimum, once auto_scale or auto_scale_on_backlog was called.
+        self._scaling_min_capacity: int | None = None
         self.instance_scaling = instance_scaling
         self.async_inference = async_inference
         #: The async bucket (inputs, responses, failures), or None for a real-time endpoint.
@@ -347,7 +356,10 @@ class PooledEndpoint(EndpointBase):
         variant = sagemaker.CfnEndpointConfig.ProductionVariantProperty(
             variant_name=variant_name,
             model_name=model.model_name if model is not None else None,
-            initial_instance_count=initial_instance_count,
+            # Derived when not given: auto_scale may still set the minimum it follows from.
+            initial_instance_count=initial_instance_count
+            if initial_instance_count is not None
+            else Lazy.number(_Produce(lambda: self.initial_instance_count)),
             instance_pools=[
                 sagemaker.CfnEndpointConfig.InstancePoolProperty(
                     instance_type=p.instance_type,
@@ -395,6 +407,16 @@ class PooledEndpoint(EndpointBase):
             Tags.of(self).add(key, value)
 
     @property
+    def initial_instance_count(self) -> int:
+        """Instances at creation: as given, else the autoscaling minimum or the managed minimum (at least 1)."""
+        if self._initial_instance_count is not None:
+            return self._initial_instance_count
+        floor = self._scaling_min_capacity
+        if floor is None:
+            floor = self.instance_scaling.min_instance_count if self.instance_scaling is not None else 1
+        return floor if is_unresolved(floor) else max(1, floor)
+
+    @property
     def endpoint_name(self) -> str:
         """The endpoint's name: the literal ``endpoint_name`` when one was given, else a token.
 
@@ -407,6 +429,15 @@ class PooledEndpoint(EndpointBase):
     def endpoint_arn(self) -> str:
         """The endpoint's ARN."""
         return str(self._resource.attr_endpoint_arn)
+
+    def _name_dependencies(self) -> list[CfnResource]:
+        """What a resource that names this endpoint must depend on: the endpoint, when its name is fixed.
+
+        A generated name is read with ``Fn::GetAtt``, which orders the reader after the endpoint
+        already (cfn-lint W3005 flags a redundant DependsOn); a fixed name is a literal (or a
+        parameter), which orders nothing.
+        """
+        return [] if self._fixed_name is None else [self._resource]
 
     @property
     def endpoint_config_name(self) -> str:
@@ -483,6 +514,7 @@ class PooledEndpoint(EndpointBase):
         scale_in_cooldown: Duration | None = None,
         scale_out_cooldown: Duration | None = None,
         scale_from_zero: bool = True,
+        cold_start: Duration = DEFAULT_COLD_START,
     ) -> ScalableCapacity:
         """Scale an async endpoint's instances on its queue, down to zero (only with ``async_inference``).
 
@@ -494,10 +526,12 @@ class PooledEndpoint(EndpointBase):
         * target tracking (id ``BacklogPerInstance``) on ``ApproximateBacklogSizePerInstance``,
           whose only dimension is ``EndpointName``, at ``target_backlog_per_instance``;
         * with ``min_capacity=0`` and ``scale_from_zero``: a step policy (id ``ScaleFromZero``,
-          ``ChangeInCapacity`` +1, cooldown 300 s) and its alarm on ``HasBacklogWithoutCapacity``
+          ``ChangeInCapacity`` +1, cooldown ``cold_start``) and its alarm on ``HasBacklogWithoutCapacity``
           (Average over 60 s, >= 1 in 2 of 2 periods, missing data missing). Without it the
           endpoint leaves zero only once the queue exceeds the tracking target. SageMaker
-          provisions the instance from the highest-priority pool with capacity.
+          provisions the instance from the highest-priority pool with capacity. The cooldown is
+          the cold start, not AWS's example's 300 s: the alarm re-invokes the policy every minute
+          until the instance serves (see :meth:`~sagemaker_pools.scaling.ScalableCapacity.wake_from_zero`).
 
         Args:
             max_capacity: the most instances, at least ``initial_instance_count``.
@@ -505,6 +539,8 @@ class PooledEndpoint(EndpointBase):
             target_backlog_per_instance: queued requests per instance to hold. Default: 5 (AWS's example).
             scale_in_cooldown, scale_out_cooldown: Default: Application Auto Scaling's (300 s).
             scale_from_zero: Default: ``True``.
+            cold_start: how long a new instance takes to serve; the wake-up adds no second one
+                within it (60 s to one day). Default: 20 minutes (``DEFAULT_COLD_START``).
         """
         field = "PooledEndpoint.auto_scale_on_backlog"
         if self.async_inference is None:
@@ -515,16 +551,18 @@ class PooledEndpoint(EndpointBase):
         id = "Scaling" if is_unresolved(variant) else f"Scaling{variant}"
         if self.node.try_find_child(id) is not None:
             raise PoolConfigError(field, f"a second scalable target for variant {variant}", "one call of auto_scale or auto_scale_on_backlog per variant")
-        initial = self.initial_instance_count
+        initial = self._initial_instance_count
         check_int_range(min_capacity, f"{field}.min_capacity", 0, None, "instances")
         check_int_range(max_capacity, f"{field}.max_capacity", 1, None, "instances")
+        check_min_max(min_capacity, max_capacity, field, "min_capacity", "max_capacity")
         target = target_backlog_per_instance
         if not is_unresolved(target) and (isinstance(target, bool) or not isinstance(target, (int, float)) or not target > 0):
             raise PoolConfigError(f"{field}.target_backlog_per_instance", target, "a number > 0 (queued requests per instance)")
         # Checked before anything is made (the policy checks them again when it renders them).
         seconds_in_range(scale_in_cooldown, f"{field}.scale_in_cooldown", 0, 86400)
         seconds_in_range(scale_out_cooldown, f"{field}.scale_out_cooldown", 0, 86400)
-        if not is_unresolved(initial):
+        seconds_in_range(cold_start, f"{field}.cold_start", 60, 86400)
+        if initial is not None and not is_unresolved(initial):
             if not is_unresolved(min_capacity) and min_capacity > initial:
                 raise PoolConfigError(f"{field}.min_capacity", min_capacity, f"at most initial_instance_count ({initial})")
             if not is_unresolved(max_capacity) and max_capacity < initial:
@@ -536,7 +574,7 @@ class PooledEndpoint(EndpointBase):
             scalable_dimension=VARIANT_INSTANCE_COUNT,
             min_capacity=min_capacity,
             max_capacity=max_capacity,
-            # No depends_on: the resource id reads the endpoint's name (GetAtt), which orders it already.
+            depends_on=self._name_dependencies(),
             field=field,
         )
         scaling.scale_to_track_metric(
@@ -547,18 +585,14 @@ class PooledEndpoint(EndpointBase):
             scale_out_cooldown=scale_out_cooldown,
         )
         if scale_from_zero and not is_unresolved(min_capacity) and min_capacity == 0:
-            scaling.scale_on_step(
+            scaling.wake_from_zero(
                 "ScaleFromZero",
                 metric=self.metric_has_backlog_without_capacity(statistic="Average", period=Duration.minutes(1)),
-                threshold=1,
-                adjustment=1,
-                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+                cold_start=cold_start,
                 evaluation_periods=2,
-                datapoints_to_alarm=2,
-                cooldown=Duration.minutes(5),
-                treat_missing_data=cloudwatch.TreatMissingData.MISSING,
                 alarm_description="Async requests wait and the endpoint has no instance: add one.",
             )
+        self._scaling_min_capacity = min_capacity
         return scaling
 
     def _grant_async_to_models(self, async_inference: AsyncInference, bucket: s3.IBucket) -> None:
@@ -600,14 +634,28 @@ class PooledEndpoint(EndpointBase):
 
             endpoint.auto_scale(max_capacity=8).scale_on_weighted_utilization(target=0.7)
 
+        Only for an endpoint with a model: an endpoint that hosts inference components scales
+        by copies (:meth:`InferenceComponent.auto_scale`) while managed instance scaling
+        (``instance_scaling=``) owns its instance count.
+
         Args:
-            max_capacity: the most instances, at least ``initial_instance_count``.
-            min_capacity: the fewest instances, 1 to ``initial_instance_count``. Default:
-                ``initial_instance_count``.
+            max_capacity: the most instances (at least ``initial_instance_count`` when that is given).
+            min_capacity: the fewest instances, 1 or more (at most ``initial_instance_count`` when
+                that is given; else ``initial_instance_count`` follows it). Default:
+                ``initial_instance_count`` when given, else 1.
 
         Raises:
-            PoolConfigError: bounds out of order, or a second call for the same variant.
+            PoolConfigError: an endpoint without a model, bounds out of order, or a second call
+                for the same variant.
         """
+        if self.model is None:
+            raise PoolConfigError(
+                "PooledEndpoint.auto_scale",
+                "an endpoint without a model",
+                "an endpoint with a model: this one hosts inference components, whose copies scale with "
+                "InferenceComponent.auto_scale(...) while managed instance scaling (instance_scaling=) owns its "
+                "instance count; a second controller would fight it",
+            )
         variant = self.variant_name
         id = "Scaling" if is_unresolved(variant) else f"Scaling{variant}"
         if self.node.try_find_child(id) is not None:
@@ -620,6 +668,7 @@ class PooledEndpoint(EndpointBase):
             max_capacity=max_capacity,
         )
         self.auto_scaling = scaling
+        self._scaling_min_capacity = scaling.min_capacity
         return scaling
 
 
@@ -668,6 +717,17 @@ def _check_component_props(
         )
     if execution_role is not None and not hasattr(execution_role, "role_arn"):
         raise PoolConfigError("PooledEndpoint.execution_role", execution_role, "an aws_iam.IRole")
+
+
+@jsii.implements(IStableNumberProducer)
+class _Produce:
+    """A number CDK asks for only when it renders the template (``Lazy.number``)."""
+
+    def __init__(self, produce: Callable[[], int]) -> None:
+        self._produce = produce
+
+    def produce(self) -> int:
+        return self._produce()
 
 
 def _check_initial_count(initial: int, scaling: InstanceScaling) -> None:

@@ -27,4 +27,16 @@ class PoolConfigError(ValueError):
         self.field = field
         self.value = value
         self.allowed = allowed
-        super().__init__(f"{field}: got {value!r}; allowed: {allowed}")
+        super().__init__(f"{field}: got {_quote(value)}; allowed: {allowed}")
+
+
+#: The most characters of a bad value a message quotes (a 101-entry environment is not echoed whole).
+MAX_QUOTED_CHARACTERS = 200
+
+
+def _quote(value: object) -> str:
+    """``repr(value)``, cut to :data:`MAX_QUOTED_CHARACTERS` with an ellipsis and the count left out."""
+    text = repr(value)
+    if len(text) <= MAX_QUOTED_CHARACTERS:
+        return text
+    return f"{text[:MAX_QUOTED_CHARACTERS]}... ({len(text) - MAX_QUOTED_CHARACTERS} more characters)"

@@ -30,7 +30,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from ._tokens import is_unresolved
-from ._validate import check_int_range, check_name, seconds_in_range
+from ._validate import check_int_range, check_min_max, check_name, check_tags, seconds_in_range
 from .errors import PoolConfigError
 from .hardware import InstanceHardware, hardware_of
 from .instance_types import check_instance_type
@@ -43,7 +43,7 @@ from .metrics import (
     weighted_utilization,
 )
 from .pools import IModel, InstancePool
-from .scaling import INFERENCE_COMPONENT_COPY_COUNT, ScalableCapacity, StepScaling, inference_component_resource_id
+from .scaling import DEFAULT_COLD_START, INFERENCE_COMPONENT_COPY_COUNT, ScalableCapacity, StepScaling, inference_component_resource_id
 
 if TYPE_CHECKING:
     from .endpoint import PooledEndpoint
@@ -330,6 +330,7 @@ class InferenceComponent(Resource):
         if deployment is not None and not isinstance(deployment, ComponentDeploymentPolicy):
             raise PoolConfigError(f"{field_}.deployment", deployment, "a ComponentDeploymentPolicy (rolling)")
         check_name(inference_component_name, f"{field_}.inference_component_name")
+        check_tags(tags, f"{field_}.tags")
 
         super().__init__(scope, id)
         self.endpoint = endpoint
@@ -349,6 +350,9 @@ class InferenceComponent(Resource):
             deployment_config=deployment._render() if deployment else None,
             **_render_specifications(specs),  # type: ignore[arg-type]
         )
+        # CreateInferenceComponent needs the endpoint InService: a fixed endpoint name orders nothing.
+        for resource in endpoint._name_dependencies():
+            self._resource.add_dependency(resource)
         for key, value in (tags or {}).items():
             Tags.of(self).add(key, value)
         for index, instance_type in unchecked:
@@ -483,6 +487,7 @@ class InferenceComponent(Resource):
             raise PoolConfigError(f"{field}.scale_from_zero", scale_from_zero, "True or False")
         check_int_range(min_copies, f"{field}.min_copies", 0, None, "copies")
         check_int_range(max_copies, f"{field}.max_copies", 1, None, "copies")
+        check_min_max(min_copies, max_copies, field, "min_copies", "max_copies")
         copies = self.copy_count
         if not is_unresolved(copies) and not is_unresolved(max_copies) and isinstance(max_copies, int) and max_copies < copies:
             raise PoolConfigError(f"{field}.max_copies", max_copies, f"at least copy_count ({copies})")
@@ -694,19 +699,25 @@ class ComponentScaling(ScalableCapacity):
             (scale_in_cooldown, scale_out_cooldown, disable_scale_in),
         )
 
-    def scale_from_zero(self, *, cooldown: Duration = Duration.minutes(1)) -> StepScaling:
+    def scale_from_zero(self, *, cold_start: Duration = DEFAULT_COLD_START) -> StepScaling:
         """Add a copy when a request finds none (construct ids ``ScaleFromZero`` and ``ScaleFromZeroAlarm``).
 
         AWS's recipe ("Scale an endpoint to zero instances",
         https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-auto-scaling-zero-instances.html):
-        a step policy (``ChangeInCapacity`` +1, ``MetricAggregationType`` Maximum, cooldown 60 s)
-        triggered by an alarm on ``NoCapacityInvocationFailures`` (dimension
-        ``InferenceComponentName``, Sum over 60 s, 1 of 1 periods). One deliberate difference:
-        the alarm fires at >= 1 failure, where the page's CLI example uses ``GreaterThanThreshold 1``
-        (two failures in a minute): with it, a single request that finds no capacity, and is not
-        retried, never wakes the component. SageMaker then provisions an instance from the
-        highest-priority pool with capacity (managed instance scaling); requests fail until a copy
-        is in service (minutes).
+        a step policy (``ChangeInCapacity`` +1, ``MetricAggregationType`` Maximum) triggered by an
+        alarm on ``NoCapacityInvocationFailures`` (dimension ``InferenceComponentName``, Sum over
+        60 s, 1 of 1 periods). Two deliberate differences. The alarm fires at >= 1 failure, where
+        the page's CLI example uses ``GreaterThanThreshold 1`` (two failures in a minute): with it,
+        a single request that finds no capacity, and is not retried, never wakes the component.
+        And the cooldown is ``cold_start``, not the example's 60 s: the alarm re-invokes the policy
+        every minute until the first copy serves, so a 60 s cooldown adds a copy a minute through
+        a 10-20 minute GPU cold start (see :meth:`~sagemaker_pools.scaling.ScalableCapacity.wake_from_zero`).
+        SageMaker provisions an instance from the highest-priority pool with capacity (managed
+        instance scaling); requests fail until a copy is in service.
+
+        Args:
+            cold_start: how long a new copy (and the instance under it) takes to serve; no second
+                copy is added within it. Default: 20 minutes (``DEFAULT_COLD_START``).
         """
         if self.scale_from_zero_step is not None:
             raise PoolConfigError("InferenceComponent.auto_scale.scale_from_zero", "a second call", "one scale-from-zero policy per component")
@@ -714,15 +725,11 @@ class ComponentScaling(ScalableCapacity):
             raise PoolConfigError(
                 "InferenceComponent.auto_scale.scale_from_zero", f"min_copies={self.min_capacity}", "min_copies=0: there is no zero to leave otherwise"
             )
-        step = self.scale_on_step(
+        step = self.wake_from_zero(
             "ScaleFromZero",
             metric=self.component.metric_no_capacity_invocation_failures(statistic="Sum", period=Duration.minutes(1)),
-            threshold=1,
-            adjustment=1,
-            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            cold_start=cold_start,
             evaluation_periods=1,
-            datapoints_to_alarm=1,
-            cooldown=cooldown,
             alarm_description=f"A request found no copy of inference component {self.component.inference_component_name}: add one.",
         )
         self.scale_from_zero_step = step

@@ -24,7 +24,7 @@ from constructs import Construct
 
 from ._roles import acknowledge_wildcard, new_execution_role
 from ._tokens import is_unresolved
-from ._validate import check_name
+from ._validate import check_environment, check_name
 from .errors import PoolConfigError
 
 __all__ = ["ContainerImage", "ModelData", "PoolModel"]
@@ -328,9 +328,8 @@ class PoolModel(Construct):
         model_name: str | None,
     ) -> None:
         check_name(model_name, "PoolModel.model_name")
+        check_environment(environment, "PoolModel.environment")
         if environment is not None:
-            if not isinstance(environment, Mapping) or len(environment) > 100:
-                raise PoolConfigError("PoolModel.environment", environment, "a mapping of at most 100 string pairs")
             container["environment"] = dict(environment)
         if vpc is None and (vpc_subnets is not None or security_groups is not None):
             raise PoolConfigError("PoolModel.vpc", None, "a VPC whenever vpc_subnets or security_groups is given")

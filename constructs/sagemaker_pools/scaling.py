@@ -32,7 +32,7 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
 from ._tokens import is_unresolved
-from ._validate import check_int_range, seconds_in_range
+from ._validate import check_int_range, check_min_max, seconds_in_range
 from .errors import PoolConfigError
 from .metrics import (
     DEFAULT_UTILIZATION_STRATEGY,
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SERVICE_NAMESPACE",
     "VARIANT_INSTANCE_COUNT",
+    "DEFAULT_COLD_START",
     "INFERENCE_COMPONENT_COPY_COUNT",
     "variant_resource_id",
     "inference_component_resource_id",
@@ -67,6 +68,10 @@ MAX_EXPRESSIONS = 10
 MAX_EXPRESSION_LENGTH = 2048
 #: Cooldowns: whole seconds; Application Auto Scaling states no maximum, one day is plenty.
 MAX_COOLDOWN_SECONDS = 86400
+#: How long a unit woken from zero takes to serve, by default: a GPU LLM's instance acquisition,
+#: multi-GB model download and load take 10-20 minutes. The wake-up step adds no second unit
+#: within it (see :meth:`ScalableCapacity.wake_from_zero` and docs/scaling.md, "Waking from zero").
+DEFAULT_COLD_START = Duration.minutes(20)
 
 _SEARCH = re.compile(r"\bSEARCH\s*\(", re.IGNORECASE)
 
@@ -225,8 +230,7 @@ class ScalableCapacity(Construct):
     ) -> None:
         check_int_range(min_capacity, f"{field}.min_capacity", 0, None, "instances or copies")
         check_int_range(max_capacity, f"{field}.max_capacity", 1, None, "instances or copies")
-        if not is_unresolved(min_capacity) and not is_unresolved(max_capacity) and min_capacity > max_capacity:
-            raise PoolConfigError(f"{field}.max_capacity", max_capacity, f"at least min_capacity ({min_capacity})")
+        check_min_max(min_capacity, max_capacity, field, "min_capacity", "max_capacity")
         if scalable_dimension not in (VARIANT_INSTANCE_COUNT, INFERENCE_COMPONENT_COPY_COUNT):
             raise PoolConfigError(
                 f"{field}.scalable_dimension", scalable_dimension, f"{VARIANT_INSTANCE_COUNT} or {INFERENCE_COMPONENT_COPY_COUNT}"
@@ -449,6 +453,46 @@ class ScalableCapacity(Construct):
         alarm.add_alarm_action(_PolicyAction(policy.attr_arn))
         return StepScaling(policy, alarm)
 
+    def wake_from_zero(
+        self,
+        id: str,
+        *,
+        metric: cloudwatch.IMetric,
+        cold_start: Duration,
+        evaluation_periods: int,
+        alarm_description: str,
+    ) -> StepScaling:
+        """Add one unit when ``metric`` (>= 1 while work finds no capacity) alarms; no second one within ``cold_start``.
+
+        CloudWatch invokes an Auto Scaling action once a minute for as long as the alarm stays in
+        ALARM, and requests keep failing (the backlog keeps waiting) until the first unit serves.
+        The step is ``ChangeInCapacity`` +1 with a cooldown of ``cold_start``: within a step
+        policy's cooldown Application Auto Scaling counts the unit it added as part of the
+        capacity for the next scale-out, so the repeated invocations add nothing until the
+        cooldown ends. It never scales in (``ExactCapacity`` 1 would, against target tracking;
+        see docs/scaling.md, "Waking from zero").
+
+        Args:
+            id: construct id of the policy (the alarm is ``<id>Alarm``).
+            metric: the no-capacity signal (``NoCapacityInvocationFailures``, ``HasBacklogWithoutCapacity``).
+            cold_start: how long a new unit takes to serve, 60 s to one day.
+            evaluation_periods: one-minute periods at >= 1 before the alarm fires (all must breach).
+            alarm_description: the alarm's description.
+        """
+        seconds_in_range(cold_start, f"{self._field}.cold_start", 60, MAX_COOLDOWN_SECONDS)
+        return self.scale_on_step(
+            id,
+            metric=metric,
+            threshold=1,
+            adjustment=1,
+            adjustment_type="ChangeInCapacity",
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            evaluation_periods=evaluation_periods,
+            datapoints_to_alarm=evaluation_periods,
+            cooldown=cold_start,
+            alarm_description=alarm_description,
+        )
+
 
 class VariantScaling(ScalableCapacity):
     """Autoscaling of a pooled variant's instance count. Made by :meth:`PooledEndpoint.auto_scale`.
@@ -463,13 +507,14 @@ class VariantScaling(ScalableCapacity):
     def __init__(self, scope: Construct, id: str, *, endpoint: PooledEndpoint, min_capacity: int, max_capacity: int) -> None:
         field = "PooledEndpoint.auto_scale"
         check_int_range(min_capacity, f"{field}.min_capacity", 1, None, "instances (a variant without inference components cannot scale to zero)")
-        initial = endpoint.initial_instance_count
-        if not is_unresolved(initial):
+        check_int_range(max_capacity, f"{field}.max_capacity", 1, None, "instances")
+        check_min_max(min_capacity, max_capacity, field, "min_capacity", "max_capacity")
+        initial = endpoint._initial_instance_count  # as given; when derived, it follows min_capacity
+        if initial is not None and not is_unresolved(initial):
             if not is_unresolved(min_capacity) and min_capacity > initial:
                 raise PoolConfigError(f"{field}.min_capacity", min_capacity, f"at most initial_instance_count ({initial})")
             if not is_unresolved(max_capacity) and isinstance(max_capacity, int) and max_capacity < initial:
                 raise PoolConfigError(f"{field}.max_capacity", max_capacity, f"at least initial_instance_count ({initial})")
-        default_child = endpoint.node.default_child
         super().__init__(
             scope,
             id,
@@ -477,9 +522,7 @@ class VariantScaling(ScalableCapacity):
             scalable_dimension=VARIANT_INSTANCE_COUNT,
             min_capacity=min_capacity,
             max_capacity=max_capacity,
-            # A generated (token) name already makes the target depend on the endpoint (GetAtt);
-            # a literal one needs the explicit dependency (cfn-lint W3005 flags a redundant one).
-            depends_on=[default_child] if isinstance(default_child, CfnResource) and not is_unresolved(endpoint.endpoint_name) else [],
+            depends_on=endpoint._name_dependencies(),
             field=field,
         )
         self.endpoint = endpoint

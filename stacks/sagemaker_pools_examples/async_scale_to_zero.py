@@ -34,9 +34,13 @@ class AsyncScaleToZeroStack(Stack):
         success_topic, error_topic: SNS notifications of finished requests.
         scaling: the backlog scaling of the variant (target tracking and scale from zero).
         client: a role that may submit requests and read their responses (``grant_invoke_async``).
+
+    Args:
+        endpoint_name: a fixed endpoint name. Default: generated.
+        kwargs: as ``aws_cdk.Stack``.
     """
 
-    def __init__(self, scope: Construct, id: str, **kwargs: Any) -> None:
+    def __init__(self, scope: Construct, id: str, *, endpoint_name: str | None = None, **kwargs: Any) -> None:
         super().__init__(scope, id, **kwargs)
 
         access_logs = access_log_bucket(self, "AsyncAccessLogs")
@@ -58,6 +62,7 @@ class AsyncScaleToZeroStack(Stack):
         self.endpoint = PooledEndpoint(
             self,
             "BatchEndpoint",
+            endpoint_name=endpoint_name,
             model=model,
             pools=[
                 InstancePool(instance_type="ml.g6e.2xlarge"),

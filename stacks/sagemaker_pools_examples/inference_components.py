@@ -43,9 +43,13 @@ class InferenceComponentPoolsStack(Stack):
         component: the :class:`~sagemaker_pools.InferenceComponent`.
         scaling: its copy autoscaling (weighted utilization per copy, scale from zero).
         rollback_alarm: the model-error alarm that rolls back a component deployment.
+
+    Args:
+        endpoint_name: a fixed endpoint name. Default: generated.
+        kwargs: as ``aws_cdk.Stack``.
     """
 
-    def __init__(self, scope: Construct, id: str, **kwargs: Any) -> None:
+    def __init__(self, scope: Construct, id: str, *, endpoint_name: str | None = None, **kwargs: Any) -> None:
         super().__init__(scope, id, **kwargs)
 
         artifacts = s3.Bucket.from_bucket_name(self, "Artifacts", ARTIFACTS_BUCKET)
@@ -65,6 +69,7 @@ class InferenceComponentPoolsStack(Stack):
         self.endpoint = PooledEndpoint(
             self,
             "LlmEndpoint",
+            endpoint_name=endpoint_name,
             pools=[InstancePool(instance_type=P5), InstancePool(instance_type=G6)],
             # No model: the endpoint hosts inference components. One copy needs a whole
             # instance, so up to 8 instances hold up to 8 copies; none when idle.

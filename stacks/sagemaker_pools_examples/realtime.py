@@ -52,9 +52,13 @@ class RealtimePooledLlmStack(Stack):
         scaling: the variant's :class:`~sagemaker_pools.VariantScaling` (weighted utilization, 0.7).
         dashboard: the :class:`~sagemaker_pools.PoolDashboard`.
         alerts: the SNS topic the alarms notify (KMS-encrypted, TLS only).
+
+    Args:
+        endpoint_name: the endpoint's fixed name (the rollback alarms watch it). Default: ``"llm-pooled"``.
+        kwargs: as ``aws_cdk.Stack``.
     """
 
-    def __init__(self, scope: Construct, id: str, **kwargs: Any) -> None:
+    def __init__(self, scope: Construct, id: str, *, endpoint_name: str = ENDPOINT_NAME, **kwargs: Any) -> None:
         super().__init__(scope, id, **kwargs)
 
         # S3 server access logs of the artifacts bucket (a log bucket cannot log to itself).
@@ -112,7 +116,7 @@ class RealtimePooledLlmStack(Stack):
         self.alarms = PoolAlarms(
             self,
             "Alarms",
-            endpoint=PooledEndpoint.from_endpoint_name(self, "LlmEndpointByName", ENDPOINT_NAME),
+            endpoint=PooledEndpoint.from_endpoint_name(self, "LlmEndpointByName", endpoint_name),
             pools=pools,
             p99_latency=Duration.seconds(20),
             # The INT4 build on the oldest hardware is allowed to be slower.
@@ -127,7 +131,7 @@ class RealtimePooledLlmStack(Stack):
         self.endpoint = PooledEndpoint(
             self,
             "LlmEndpoint",
-            endpoint_name=ENDPOINT_NAME,
+            endpoint_name=endpoint_name,
             model=tp8,
             pools=pools,
             initial_instance_count=MIN_INSTANCES,

@@ -14,10 +14,16 @@ from aws_cdk import assertions
 from sagemaker_pools import PoolModel
 
 
+def new_app() -> cdk.App:
+    """A fresh app writing to a temporary folder, with cdk.json's context (the feature flags) as app.py uses it."""
+    from app import apply_context  # the repository root is on sys.path (conftest.py)
+
+    return apply_context(cdk.App(outdir=tempfile.mkdtemp(prefix="cdk-test-")))
+
+
 def new_stack(name: str = "Test") -> cdk.Stack:
-    """A fresh app and stack, writing to a temporary folder."""
-    app = cdk.App(outdir=tempfile.mkdtemp(prefix="cdk-test-"))
-    return cdk.Stack(app, name)
+    """A fresh app (:func:`new_app`) and stack."""
+    return cdk.Stack(new_app(), name)
 
 
 def template_of(stack: cdk.Stack) -> dict[str, Any]:
@@ -30,6 +36,16 @@ def synth(build: Callable[[cdk.Stack], object], name: str = "Test") -> dict[str,
     stack = new_stack(name)
     build(stack)
     return template_of(stack)
+
+
+def resource_types(stack: cdk.Stack) -> list[str]:
+    """The CloudFormation types of every L1 resource in ``stack``'s construct tree, without synthesizing.
+
+    For "nothing half-written" checks: a stack a refused construct left empty cannot be synthesized
+    (aws-cdk-lib's built-in validation, on under ``@aws-cdk/core:validateAgainstDefaultRules``,
+    rejects a template without resources).
+    """
+    return [c.cfn_resource_type for c in stack.node.find_all() if isinstance(c, cdk.CfnResource)]
 
 
 def imported_model(stack: cdk.Stack, name: str = "base-model", id: str | None = None) -> Any:

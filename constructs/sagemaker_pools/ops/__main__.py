@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .cli import main
+from .entry import main
 
 if __name__ == "__main__":  # guarded: bench worker processes re-import the main module
     raise SystemExit(main())

@@ -1,22 +1,59 @@
-"""``sagemaker-pools bench ENDPOINT``: measure an endpoint (closed or open loop)."""
+"""``sagemaker-pools bench ENDPOINT``: measure an endpoint (closed or open loop, or a capacity sweep)."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
 import json
+import random
+import signal
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
-from .bench.bodies import DEFAULT_BODY, load_bodies
+from .bench.bodies import DEFAULT_BODY, load_bodies, synthetic_bodies
 from .bench.options import BenchOptions, Connection, default_processes
-from .bench.report import build_report, load_report, render_comparison, render_report
-from .bench.runner import Progress, run_bench
+from .bench.report import build_report, load_report, merge_reports, render_comparison, render_report
+from .bench.runner import Progress, RunResult, run_bench
+from .bench.slo import Slo, parse_slo
+from .bench.sweep import Sweep, capacity_measurement, plot_sweep, render_sweep, require_plot, sweep_json
+from .bench.tokens import load_tokenizer
 from .context import Context
+from .errors import EXIT_FAILURE, EXIT_USAGE, OpsError
 from .names import sagemaker_name
-from .errors import EXIT_USAGE, OpsError
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "run", "DEFAULT_MAX_ERROR_RATE", "parse_error_rate", "parse_levels"]
+
+#: ``--max-error-rate`` when not given: a run with more than 1 % failed requests fails (exit 1).
+DEFAULT_MAX_ERROR_RATE = 0.01
+
+
+def parse_error_rate(text: str) -> float:
+    """``1%`` or ``0.01`` -> 0.01 (a share from 0 to 1)."""
+    try:
+        value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a share (0.01) or a percentage (1%)") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is outside 0-100 %")
+    return value
+
+
+def parse_levels(text: str) -> tuple[int, ...]:
+    """``1,2,4,8`` -> (1, 2, 4, 8): distinct concurrency levels >= 1, ascending."""
+    try:
+        levels = sorted({int(part) for part in text.split(",") if part.strip()})
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of integers, e.g. 1,2,4,8") from None
+    if not levels or levels[0] < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give concurrency levels >= 1, e.g. 1,2,4,8")
+    return tuple(levels)
+
+
+def _slo(text: str) -> Slo:
+    try:
+        return parse_slo(text)
+    except OpsError as exc:
+        raise argparse.ArgumentTypeError(exc.message.removeprefix(f"--slo {text!r}: ")) from None
 
 
 def add_parser(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
@@ -24,15 +61,20 @@ def add_parser(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "bench",
         parents=parents,
-        help="benchmark an endpoint: latency, TTFT, ITL, throughput, errors, cost",
+        help="benchmark an endpoint: latency, TTFT, ITL, throughput, errors, cost; --sweep finds max_concurrency",
         description="Closed loop (--concurrency N) or open loop (--rate R) calls to InvokeEndpoint, or with --stream "
-        "InvokeEndpointWithResponseStream, after a warm-up, for a fixed duration or number of requests.",
+        "InvokeEndpointWithResponseStream, after a warm-up, for a fixed duration or number of requests. "
+        "--sweep runs one closed loop per concurrency level and reports the highest level whose --slo all hold. "
+        "--merge combines the --json reports of several clients into one.",
     )
-    p.add_argument("endpoint", metavar="ENDPOINT", type=sagemaker_name, help="endpoint name")
+    p.add_argument("endpoint", metavar="ENDPOINT", nargs="?", type=sagemaker_name, help="endpoint name (not with --merge)")
     load = p.add_argument_group("load")
     load.add_argument("--concurrency", type=int, default=8, metavar="N", help="requests in flight (open loop: the most in flight); default 8")
     load.add_argument("--rate", type=float, metavar="R", help="open loop: start R requests per second")
-    load.add_argument("--arrival", choices=["uniform", "poisson"], default="uniform", help="open loop arrivals (default: uniform)")
+    load.add_argument("--arrival", choices=["uniform", "poisson", "gamma"], default=None, help="open loop arrivals (default: uniform; gamma with --burstiness)")
+    load.add_argument(
+        "--burstiness", type=float, metavar="B", help="open loop: gamma inter-arrival times of shape B (1 = Poisson, < 1 burstier, > 1 more even)"
+    )
     load.add_argument("--duration", type=float, metavar="SECONDS", help="measured phase (default: 30, or unbounded with --requests)")
     load.add_argument("--warmup", type=float, default=5.0, metavar="SECONDS", help="unmeasured warm-up first (default: 5)")
     load.add_argument("--requests", type=int, metavar="N", help="stop after N measured requests")
@@ -40,9 +82,17 @@ def add_parser(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     req = p.add_argument_group("requests")
     req.add_argument("--input", metavar="FILE.jsonl", help="request bodies, one per line (default: one small JSON prompt)")
     req.add_argument("--body", metavar="TEXT", help="a single request body instead of --input")
+    req.add_argument("--input-tokens", type=int, metavar="N", help="synthetic bodies: prompts of N tokens (mean)")
+    req.add_argument("--output-tokens", type=int, metavar="N", help="synthetic bodies: ask for N new tokens (mean; parameters.max_new_tokens)")
+    req.add_argument(
+        "--token-range-ratio", type=float, default=0.0, metavar="R", help="synthetic bodies: lengths uniform in N*(1-R)..N*(1+R) (default: 0, fixed)"
+    )
     req.add_argument("--sample", action="store_true", help="pick bodies at random instead of in turn")
-    req.add_argument("--seed", type=int, default=0, help="random seed for --sample and Poisson arrivals")
-    req.add_argument("--stream", action="store_true", help="InvokeEndpointWithResponseStream: also TTFT and ITL")
+    req.add_argument("--seed", type=int, help="random seed for --sample, random arrivals and synthetic bodies (default: random, printed)")
+    req.add_argument("--stream", action="store_true", help="InvokeEndpointWithResponseStream: also TTFT, ITL and TPOT")
+    req.add_argument(
+        "--tokenizer", metavar="tokenizer.json", help="count tokens with this local Hugging Face tokenizer when the response reports none (extra: bench-tokenizer)"
+    )
     req.add_argument("--content-type", default="application/json", help="request Content-Type (default: application/json)")
     req.add_argument("--accept", help="response type to ask for (Accept)")
     req.add_argument("--inference-component", metavar="NAME", help="target inference component")
@@ -50,24 +100,55 @@ def add_parser(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     req.add_argument("--custom-attributes", metavar="TEXT", help="X-Amzn-SageMaker-Custom-Attributes")
     req.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS", help="per-request read timeout (default: 60)")
     req.add_argument("--retries", type=int, default=0, metavar="N", help="retries per request (default: 0, every failure counts)")
+    sweep = p.add_argument_group("capacity sweep")
+    sweep.add_argument("--sweep", type=parse_levels, metavar="N,N,...", help="one closed loop per concurrency level, e.g. 1,2,4,8,16,32")
+    sweep.add_argument(
+        "--slo", type=_slo, action="append", default=[], metavar="[ttft_|itl_|tpot_]pNN=VALUE",
+        help="an objective, e.g. p99=2s, ttft_p99=500ms, itl_p99=50ms (repeatable); also defines goodput",
+    )  # fmt: skip
+    sweep.add_argument("--capacity-file", metavar="FILE.json", help="write (or merge into) this capacity file: instance type -> max_concurrency")
+    sweep.add_argument("--instance-type", metavar="TYPE", help="the instance type measured (default: the endpoint's, from DescribeEndpoint)")
+    sweep.add_argument("--plot", metavar="FILE.png", help="draw latency percentiles and throughput against concurrency (extra: bench-plot)")
     rep = p.add_argument_group("report")
     rep.add_argument("--price-per-hour", type=float, metavar="USD", help="endpoint price per hour: adds cost per 1M output tokens and per 1,000 requests")
+    rep.add_argument(
+        "--max-error-rate", type=parse_error_rate, default=DEFAULT_MAX_ERROR_RATE, metavar="SHARE",
+        help="fail (exit 1) when more requests failed than this, e.g. 1%% or 0.01 (default: 1%%); also an SLO of --sweep",
+    )  # fmt: skip
     rep.add_argument("--json", action="store_true", help="print the report as JSON")
     rep.add_argument("--compare", metavar="OLD.json", help="show the change against an earlier --json report")
-    rep.add_argument("--save-requests", metavar="FILE.jsonl", help="write every measured request (one JSON object a line)")
+    rep.add_argument("--merge", nargs="+", metavar="REPORT.json", help="combine --json reports of clients that ran together into one report")
+    rep.add_argument("--save-requests", metavar="FILE.jsonl", help="write every measured request (one JSON object a line; times in seconds)")
     rep.add_argument("--no-progress", action="store_true", help="no live progress line on a terminal")
     p.set_defaults(handler=run)
 
 
 def options_from_args(args: argparse.Namespace) -> BenchOptions:
-    """The run's options from the command line (bodies loaded, defaults resolved)."""
-    if args.input and args.body:
-        raise OpsError("give --input or --body, not both", EXIT_USAGE)
+    """The run's options from the command line (bodies loaded, defaults resolved, the seed chosen)."""
+    if args.endpoint is None:
+        raise OpsError("give ENDPOINT (or --merge REPORT.json ...)", EXIT_USAGE)
+    synthetic = args.input_tokens is not None or args.output_tokens is not None
+    if sum(bool(x) for x in (args.input, args.body is not None, synthetic)) > 1:
+        raise OpsError("give one of --input, --body and --input-tokens/--output-tokens", EXIT_USAGE)
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
+    if args.burstiness is not None and args.arrival not in (None, "gamma"):
+        raise OpsError(f"--burstiness shapes gamma arrivals: drop --arrival {args.arrival}", EXIT_USAGE)
+    if (args.burstiness is not None or args.arrival is not None) and args.rate is None:
+        raise OpsError("--arrival and --burstiness need --rate (an open loop)", EXIT_USAGE)
+    arrival = "gamma" if args.burstiness is not None else (args.arrival or "uniform")
     require_json = "json" in args.content_type
     if args.input:
         bodies = load_bodies(args.input, require_json=require_json)
     elif args.body is not None:
         bodies = (args.body.encode(),)
+    elif synthetic:
+        bodies = synthetic_bodies(
+            input_tokens=args.input_tokens or 128,
+            output_tokens=args.output_tokens or 128,
+            range_ratio=args.token_range_ratio,
+            seed=seed,
+            tokenizer=args.tokenizer,
+        )
     else:
         bodies = (DEFAULT_BODY,)
     duration = args.duration if args.duration is not None else (None if args.requests else 30.0)
@@ -77,13 +158,14 @@ def options_from_args(args: argparse.Namespace) -> BenchOptions:
         bodies=bodies,
         concurrency=concurrency,
         rate=args.rate,
-        arrival=args.arrival,
+        arrival=arrival,
+        burstiness=args.burstiness if args.burstiness is not None else 1.0,
         duration_s=duration,
         warmup_s=args.warmup,
         requests=args.requests,
         stream=args.stream,
         sample=args.sample,
-        seed=args.seed,
+        seed=seed,
         content_type=args.content_type,
         accept=args.accept,
         inference_component=args.inference_component,
@@ -92,39 +174,90 @@ def options_from_args(args: argparse.Namespace) -> BenchOptions:
         timeout_s=args.timeout,
         retries=args.retries,
         processes=args.processes if args.processes is not None else default_processes(max(concurrency, 1)),
+        tokenizer=args.tokenizer,
     )
     options.validate()
     return options
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    """Run the benchmark and print the report (and the comparison)."""
+    """Run the benchmark (or the sweep, or the merge) and print the report."""
+    if args.merge:
+        return _merge(args, ctx)
+    _check_sweep_args(args)
     options = options_from_args(args)
+    if args.tokenizer:
+        load_tokenizer(args.tokenizer)  # fail now, not in every worker
+    if args.plot:
+        require_plot()
     old = load_report(args.compare) if args.compare else None
+    instance_type = _instance_type(args, ctx) if args.capacity_file else None
+    saved = _open_for_writing(args.save_requests, "--save-requests") if args.save_requests else None
+    try:
+        connection = _connection(ctx)
+        if args.sweep:
+            return _sweep(args, ctx, options, connection, instance_type, saved)
+        return _single(args, ctx, options, connection, old, saved)
+    finally:
+        if saved is not None:
+            saved.close()
+
+
+def _check_sweep_args(args: argparse.Namespace) -> None:
+    if args.sweep is None:
+        for flag, value in (("--capacity-file", args.capacity_file), ("--plot", args.plot), ("--instance-type", args.instance_type)):
+            if value:
+                raise OpsError(f"{flag} needs --sweep", EXIT_USAGE)
+        return
+    if args.rate is not None:
+        raise OpsError("--sweep runs closed loops: drop --rate", EXIT_USAGE)
+    if args.compare:
+        raise OpsError("--compare compares single runs: drop --sweep or --compare", EXIT_USAGE)
+    if args.capacity_file and not args.slo:
+        raise OpsError("--capacity-file needs at least one --slo: max_concurrency is the highest level that meets them", EXIT_USAGE)
+
+
+def _connection(ctx: Context) -> Connection:
     credentials = ctx.clients.frozen_credentials()
-    connection = Connection(
+    return Connection(
         region=ctx.clients.region(),
         endpoint_url=ctx.clients.options.endpoint_url,
         access_key=str(credentials.access_key),
         secret_key=str(credentials.secret_key),
         token=credentials.token,
     )
-    started_at = ctx.now()
-    show = ctx.interactive and not args.no_progress
+
+
+def _progress_printer(ctx: Context, show: bool, prefix: str = "") -> Any:
+    if not show:
+        return None
 
     def progress(p: Progress) -> None:
-        phase = "warming up" if p.warming_up else "measuring"
-        mean = f", mean {p.mean_latency_s * 1000:.1f} ms" if p.mean_latency_s is not None else ""
-        ctx.progress(f"[{p.elapsed_s:6.1f} s] {phase}: {p.done:,} done, {p.errors:,} failed{mean}")
+        if p.stopping:
+            ctx.progress(f"{prefix}stopping: waiting for the requests in flight (again to quit now)")
+            return
+        if p.warming_up:
+            ctx.progress(f"{prefix}[{p.elapsed_s:6.1f} s] warming up")
+            return
+        eta = f", ETA {p.eta_s:,.0f} s" if p.eta_s is not None else ""
+        rate = f", {p.rate_per_s:,.1f}/s" if p.rate_per_s is not None else ""
+        p99 = f", p99 {p.p99_s * 1000:,.1f} ms" if p.p99_s is not None else ""
+        ctx.progress(f"{prefix}[{p.elapsed_s:6.1f} s] {p.fraction * 100:3.0f} %{eta}: {p.done:,} done, {p.errors:,} failed{rate}{p99}")
 
+    return progress
+
+
+def _single(
+    args: argparse.Namespace, ctx: Context, options: BenchOptions, connection: Connection, old: dict[str, Any] | None, saved: TextIO | None
+) -> int:
+    started_at = ctx.now()
+    show = ctx.interactive and not args.no_progress
     try:
-        result = run_bench(options, connection, on_progress=progress if show else None)
+        result = run_bench(options, connection, on_progress=_progress_printer(ctx, show))
     finally:
         if show:
             ctx.end_progress()
-    report = build_report(options, result, price_per_hour=args.price_per_hour, started_at=started_at)
-    if args.save_requests:
-        _save_requests(args.save_requests, result.records, result.start)
+    report = build_report(options, result, price_per_hour=args.price_per_hour, started_at=started_at, slos=args.slo)
     if args.json:
         if old is not None:
             report["compared_with"] = {"file": args.compare, "text": render_comparison(old, report, args.compare)}
@@ -134,18 +267,144 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         if old is not None:
             ctx.print("")
             ctx.print(render_comparison(old, report, args.compare))
-    if report["requests"]["total"] and not report["requests"]["ok"]:
-        errors = ", ".join(f"{k} {v}" for k, v in report["requests"]["errors"].items())
-        raise OpsError(f"no request succeeded ({errors}); check the endpoint name, region and credentials")
+    if saved is not None:
+        _save_requests(saved, args.save_requests, result)
+    if result.interrupted:
+        return _interrupted(ctx, result)
+    _check_errors(report, args.max_error_rate)
     return 0
 
 
-def _save_requests(path: str, records: list[Any], start: float) -> None:
+def _interrupted(ctx: Context, result: RunResult) -> int:
+    signum = result.signal or signal.SIGINT
+    ctx.err.write(f"sagemaker-pools: interrupted by {signal.Signals(signum).name}: the report covers what was measured until then\n")
+    ctx.err.flush()
+    return 128 + int(signum)
+
+
+def _check_errors(report: dict[str, Any], max_error_rate: float) -> None:
+    requests = report["requests"]
+    if requests["total"] and not requests["ok"]:
+        errors = ", ".join(f"{k} {v}" for k, v in requests["errors"].items())
+        raise OpsError(f"no request succeeded ({errors}); check the endpoint name, region and credentials")
+    if requests["error_rate"] is not None and requests["error_rate"] > max_error_rate:
+        errors = ", ".join(f"{k} {v}" for k, v in requests["errors"].items())
+        raise OpsError(
+            f"{requests['error_rate'] * 100:.2f} % of requests failed ({errors}), above --max-error-rate "
+            f"{max_error_rate * 100:g} %: the endpoint did not serve this load"
+        )
+
+
+def _sweep(
+    args: argparse.Namespace, ctx: Context, base: BenchOptions, connection: Connection, instance_type: str | None, saved: TextIO | None
+) -> int:
+    show = ctx.interactive and not args.no_progress
+    sweep = Sweep(slos=tuple(args.slo), max_error_rate=args.max_error_rate)
+    interrupted: RunResult | None = None
+    for level in args.sweep:
+        processes = min(args.processes, level) if args.processes is not None else default_processes(level)
+        options = dataclasses.replace(base, concurrency=level, processes=processes)
+        started_at = ctx.now()
+        try:
+            result = run_bench(options, connection, on_progress=_progress_printer(ctx, show, f"concurrency {level}: "))
+        finally:
+            if show:
+                ctx.end_progress()
+        report = build_report(options, result, price_per_hour=args.price_per_hour, started_at=started_at, slos=args.slo)
+        level_result = sweep.add(level, report)
+        if saved is not None:
+            _save_requests(saved, args.save_requests, result, level=level)
+        holds = "" if not args.slo else (" SLOs hold" if level_result["holds"] else " SLOs missed")
+        ctx.err.write(
+            f"concurrency {level}: {report['requests_per_s']:,.1f} requests/s, p99 "
+            f"{(report['latency_ms']['p99'] or 0):,.1f} ms, {report['requests']['failed']:,} failed;{holds}\n"
+        )
+        ctx.err.flush()
+        if result.interrupted:
+            interrupted = result
+            break
+    document = sweep_json(sweep, endpoint=base.endpoint, instance_type=instance_type, interrupted=interrupted is not None)
+    if args.json:
+        ctx.print(json.dumps(document, indent=2))
+    else:
+        ctx.print(render_sweep(document))
+    if args.plot:
+        plot_sweep(document, args.plot)
+    if interrupted is not None:
+        return _interrupted(ctx, interrupted)
+    if args.capacity_file:
+        _write_capacity(args, ctx, document, instance_type)
+    return 0
+
+
+def _write_capacity(args: argparse.Namespace, ctx: Context, document: dict[str, Any], instance_type: str | None) -> None:
+    from ..capacity import PoolCapacity
+
+    assert instance_type is not None
+    measurement = capacity_measurement(document, measured_at=ctx.now().isoformat(timespec="seconds"))
+    if measurement is None:
+        raise OpsError(f"no level met every SLO: {args.capacity_file} not written (lower the first --sweep level, or relax --slo)", EXIT_FAILURE)
+    path = Path(args.capacity_file)
     try:
-        with Path(path).open("w") as handle:
-            for record in records:
-                data = dataclasses.asdict(record)
-                data["sent"] = record.sent - start  # seconds since the measured start
-                handle.write(json.dumps(data) + "\n")
+        current = PoolCapacity.from_file(path) if path.exists() else PoolCapacity(instance_types={})
+        current.with_measurement(instance_type, measurement).write(path)
+    except ValueError as exc:  # PoolConfigError
+        raise OpsError(f"--capacity-file {path}: {exc}", EXIT_FAILURE) from None
     except OSError as exc:
-        raise OpsError(f"cannot write --save-requests {path}: {exc.strerror or exc}") from None
+        raise OpsError(f"cannot write --capacity-file {path}: {exc.strerror or exc}", EXIT_FAILURE) from None
+    ctx.err.write(f"{path}: {instance_type} max_concurrency {measurement.max_concurrency}\n")
+
+
+def _instance_type(args: argparse.Namespace, ctx: Context) -> str:
+    """The instance type a capacity file entry is for: --instance-type, or the endpoint's only type."""
+    from ..instance_types import check_instance_type
+
+    if args.instance_type:
+        try:
+            check_instance_type(args.instance_type, "--instance-type")
+        except ValueError as exc:
+            raise OpsError(str(exc), EXIT_USAGE) from None
+        return str(args.instance_type)
+    from .fleet import fetch_endpoint_state
+
+    state = fetch_endpoint_state(ctx.clients.sagemaker(), args.endpoint)
+    variants = [v for v in state.variants if not v.shadow and (args.target_variant is None or v.name == args.target_variant)]
+    running = {p.instance_type for v in variants for p in v.pools if p.instances}
+    types = running or {p.instance_type for v in variants for p in v.pools}
+    if len(types) != 1:
+        found = ", ".join(sorted(types)) or "none"
+        raise OpsError(
+            f"endpoint {args.endpoint} runs {len(types)} instance types ({found}): pass --instance-type for the capacity file", EXIT_USAGE
+        )
+    return types.pop()
+
+
+def _merge(args: argparse.Namespace, ctx: Context) -> int:
+    if args.endpoint is not None or args.sweep or args.compare:
+        raise OpsError("--merge combines reports: give no ENDPOINT, --sweep or --compare with it", EXIT_USAGE)
+    reports = [load_report(path, flag="--merge") for path in args.merge]
+    merged = merge_reports(reports, args.merge)
+    ctx.print(json.dumps(merged, indent=2) if args.json else render_report(merged))
+    _check_errors(merged, args.max_error_rate)
+    return 0
+
+
+def _open_for_writing(path: str, flag: str) -> TextIO:
+    """Open ``path`` now, before the run: an unwritable path fails before anything is measured."""
+    try:
+        return Path(path).open("w")
+    except OSError as exc:
+        raise OpsError(f"cannot write {flag} {path}: {exc.strerror or exc}", EXIT_USAGE) from None
+
+
+def _save_requests(handle: TextIO, path: str, result: RunResult, level: int | None = None) -> None:
+    try:
+        for record in result.records:
+            data = dataclasses.asdict(record)
+            data["sent"] = record.sent - result.start  # seconds since the measured start
+            if level is not None:
+                data["concurrency"] = level
+            handle.write(json.dumps(data) + "\n")
+        handle.flush()
+    except OSError as exc:
+        raise OpsError(f"cannot write --save-requests {path}: {exc.strerror or exc} (the report above is complete)") from None

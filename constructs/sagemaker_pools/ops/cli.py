@@ -40,6 +40,15 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("cdk-sagemaker-pools")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
     common = _Parser(add_help=False)
@@ -60,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Operate SageMaker AI endpoints on capacity-aware instance pools (boto3 only).",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     status.add_parser(subparsers, [common])
     migrate_cmd.add_parser(subparsers, [common])
@@ -76,9 +86,14 @@ def main(argv: Sequence[str] | None = None, *, context: Context | None = None) -
     """
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
-    except SystemExit as exit_:  # --help
+        args, unknown = parser.parse_known_args(argv)
+        if unknown:  # after a subcommand: point to that subcommand's --help
+            raise OpsError(f"unrecognized arguments: {' '.join(unknown)} (see: {PROG} {args.command} --help)", EXIT_USAGE)
+    except SystemExit as exit_:  # --help, --version
         return int(exit_.code or 0)
+    except KeyboardInterrupt:
+        (context.err if context is not None else sys.stderr).write(f"\n{PROG}: interrupted\n")
+        return EXIT_INTERRUPTED
     except OpsError as usage:  # an argument error
         stream = context.err if context is not None else sys.stderr
         stream.write(f"{PROG}: error: {usage.message}\n")

@@ -13,7 +13,14 @@ from typing import Any
 
 from ..errors import EXIT_USAGE, OpsError
 
-__all__ = ["load_bodies", "prompt_chars", "DEFAULT_BODY"]
+__all__ = ["load_bodies", "prompt_chars", "DEFAULT_BODY", "synthetic_bodies", "SYNTHETIC_BODIES"]
+
+#: How many synthetic bodies ``--input-tokens`` / ``--output-tokens`` builds (sent in turn).
+SYNTHETIC_BODIES = 100
+_WORDS = (
+    "the model serves requests on instance pools across several accelerator types while the "
+    "endpoint scales out when traffic grows and falls back to another type when capacity is short"
+).split()
 
 DEFAULT_BODY = b'{"inputs": "Explain SageMaker inference in one sentence.", "parameters": {"max_new_tokens": 64}}'
 _PROMPT_KEYS = ("inputs", "prompt", "text", "input")
@@ -72,3 +79,47 @@ def _text_length(document: Any) -> int | None:
                 total += sum(len(p.get("text", "")) for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
         return total
     return None
+
+
+def synthetic_bodies(
+    *, input_tokens: int, output_tokens: int, range_ratio: float = 0.0, seed: int, tokenizer: str | None = None, count: int = SYNTHETIC_BODIES
+) -> tuple[bytes, ...]:
+    """``count`` JSON bodies ``{"inputs": PROMPT, "parameters": {"max_new_tokens": N}}`` (TGI / LMI style).
+
+    Each length is drawn uniformly from ``n * (1 - range_ratio)`` to ``n * (1 + range_ratio)``
+    (vLLM's random dataset), seeded. A prompt is common English words: about one token a word
+    for the usual BPE vocabularies; with ``tokenizer`` (a local ``tokenizer.json``) exactly
+    ``input_tokens`` tokens of it.
+    """
+    problems = []
+    if input_tokens < 1 or output_tokens < 1:
+        problems.append("--input-tokens and --output-tokens must be at least 1")
+    if not 0 <= range_ratio < 1:
+        problems.append("--token-range-ratio must be from 0 to below 1")
+    if problems:
+        raise OpsError("; ".join(problems), EXIT_USAGE)
+    import random
+
+    from .tokens import load_tokenizer
+
+    encoder = load_tokenizer(tokenizer) if tokenizer else None
+    rng = random.Random(f"bodies-{seed}")
+
+    def length(n: int) -> int:
+        return max(1, round(rng.uniform(n * (1 - range_ratio), n * (1 + range_ratio))))
+
+    bodies = []
+    for _ in range(count):
+        n_in, n_out = length(input_tokens), length(output_tokens)
+        start = rng.randrange(len(_WORDS))
+        words = [_WORDS[(start + i) % len(_WORDS)] for i in range(n_in)]
+        prompt = " ".join(words)
+        if encoder is not None:
+            ids = encoder.encode(prompt, add_special_tokens=False).ids
+            while len(ids) < n_in:  # a vocabulary with multi-word tokens: add words until long enough
+                words += words
+                prompt = " ".join(words)
+                ids = encoder.encode(prompt, add_special_tokens=False).ids
+            prompt = encoder.decode(ids[:n_in])
+        bodies.append(json.dumps({"inputs": prompt, "parameters": {"max_new_tokens": n_out}}).encode())
+    return tuple(bodies)

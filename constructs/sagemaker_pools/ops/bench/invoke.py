@@ -27,7 +27,7 @@ from botocore.exceptions import (
 )
 
 from .options import BenchOptions, Connection
-from .tokens import count_stream_tokens, count_tokens
+from .tokens import count_stream_tokens, count_tokens, load_tokenizer, response_text, stream_text
 
 __all__ = ["Record", "Invoker", "make_client", "error_kind"]
 
@@ -46,7 +46,9 @@ class Record:
         gaps: streaming: the gaps between consecutive parts.
         out_bytes: response bytes (streaming: payload bytes).
         chunks: streaming: non-empty parts received.
-        tokens: the output token count the response reported, if any.
+        tokens: the output token count the response reported, if any (or, with a tokenizer,
+            the count of the response's text).
+        tokens_counted: True when ``tokens`` was counted with the tokenizer, not reported.
         lag: open loop: how late the request left compared with its schedule.
     """
 
@@ -60,6 +62,7 @@ class Record:
     out_bytes: int = 0
     chunks: int = 0
     tokens: int | None = None
+    tokens_counted: bool = False
     lag: float | None = None
 
 
@@ -120,6 +123,7 @@ class Invoker:
             if value is not None:
                 params[key] = value
         self._params = params
+        self._tokenizer = load_tokenizer(options.tokenizer) if options.tokenizer else None
 
     def _mark_sent(self, **_: Any) -> None:
         self._local.sent = time.perf_counter()
@@ -149,6 +153,10 @@ class Invoker:
         if record.ok:
             record.out_bytes = sum(len(p) for p in parts)
             record.tokens = count_stream_tokens(parts) if self.options.stream else count_tokens(parts[0])
+            if record.tokens is None and self._tokenizer is not None:
+                text = stream_text(parts) if self.options.stream else response_text(parts[0])
+                record.tokens = len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+                record.tokens_counted = True
         return record
 
     def _stream(self, body: bytes, record: Record, parts: list[bytes]) -> None:

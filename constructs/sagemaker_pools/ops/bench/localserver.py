@@ -15,7 +15,7 @@ writes headers and body separately without it adds ~40 ms to keep-alive response
 algorithm holds the second write until the client's delayed ACK).
 
 ``GET /_stats`` returns the server-side duration percentiles of the requests so far (the
-"truth" a client measurement can be checked against); ``POST /_reset`` clears them.
+"truth" a client measurement can be checked against) and the requests in flight; ``POST /_reset`` clears them.
 
 Run it: ``python -m sagemaker_pools.ops.bench.localserver --port 8080 --latency-ms 50``.
 """
@@ -86,6 +86,15 @@ class _Stats:
         self.lock = threading.Lock()
         self.durations: list[float] = []
         self.by_kind: dict[str, int] = {}
+        self.in_flight = 0
+
+    def begin(self) -> None:
+        with self.lock:
+            self.in_flight += 1
+
+    def end(self) -> None:
+        with self.lock:
+            self.in_flight -= 1
 
     def add(self, kind: str, duration: float) -> None:
         with self.lock:
@@ -96,7 +105,7 @@ class _Stats:
         with self.lock:
             ordered = sorted(self.durations)
             kinds = dict(self.by_kind)
-        result: dict[str, Any] = {"requests": len(ordered), "by_kind": kinds}
+        result: dict[str, Any] = {"requests": len(ordered), "by_kind": kinds, "in_flight": self.in_flight}
         for p in (50, 90, 95, 99, 100):
             result[f"p{p}_ms"] = ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)] * 1000 if ordered else None
         return result
@@ -149,7 +158,11 @@ class _Handler(socketserver.BaseRequestHandler):
             self.server.stats.reset()
             sock.sendall(_response(200, b"{}", "application/json"))
         elif method == "POST" and path.startswith("/endpoints/"):
-            self._invoke(sock, path, body, received)
+            self.server.stats.begin()
+            try:
+                self._invoke(sock, path, body, received)
+            finally:
+                self.server.stats.end()
         else:
             sock.sendall(_response(404, b'{"message": "not found"}', "application/json"))
         return keep_alive
@@ -170,7 +183,12 @@ class _Handler(socketserver.BaseRequestHandler):
         else:
             error, message = behaviour.error, f"injected {behaviour.error}"
         if error is not None or operation != "invocations-response-stream":
-            _sleep_until(received + behaviour.latency_ms / 1000)
+            slots = self.server.slots
+            if slots is not None:  # a model server that works on so many requests at a time; others queue
+                with slots:
+                    _sleep_until(time.perf_counter() + behaviour.latency_ms / 1000)
+            else:
+                _sleep_until(received + behaviour.latency_ms / 1000)
             if error is not None:
                 sock.sendall(_error_response(error, message))
                 self.server.stats.add(error, time.perf_counter() - received)
@@ -242,13 +260,16 @@ class _Server(socketserver.ThreadingMixIn, socketserver.TCPServer):
     request_queue_size = 512
     behaviour: Behaviour
     stats: _Stats
+    slots: threading.BoundedSemaphore | None
 
 
 class LocalRuntimeServer:
     """The server on ``127.0.0.1``, served from a background thread (``with`` starts and stops it)."""
 
-    def __init__(self, behaviour: Behaviour | None = None, port: int = 0, host: str = "127.0.0.1") -> None:
+    def __init__(self, behaviour: Behaviour | None = None, port: int = 0, host: str = "127.0.0.1", *, slots: int | None = None) -> None:
+        """``slots``: InvokeEndpoint requests served at a time (others wait for a slot; default: no limit)."""
         self._server = _Server((host, port), _Handler)
+        self._server.slots = threading.BoundedSemaphore(slots) if slots is not None else None
         self._server.behaviour = behaviour or Behaviour()
         self._server.stats = _Stats()
         self._thread: threading.Thread | None = None
@@ -312,9 +333,10 @@ def main(argv: list[str] | None = None) -> int:
             parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=field.default)
         else:
             parser.add_argument(flag, type=float if "ms" in field.name else int, default=field.default)
+    parser.add_argument("--slots", type=int, help="InvokeEndpoint requests served at a time; others queue (default: no limit)")
     args = parser.parse_args(argv)
     behaviour = Behaviour(**{f.name: getattr(args, f.name) for f in dataclasses.fields(Behaviour) if hasattr(args, f.name)})
-    server = LocalRuntimeServer(behaviour, port=args.port)
+    server = LocalRuntimeServer(behaviour, port=args.port, slots=args.slots)
     signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.stop, daemon=True).start())
     print(f"listening on {server.url}", flush=True)
     try:

@@ -43,18 +43,23 @@ class BenchOptions:
         bodies: the request bodies (one per JSONL line), used in turn or sampled.
         concurrency: closed loop: requests in flight; open loop: the most in flight.
         rate: open loop: requests per second (None: closed loop).
-        arrival: open loop: ``"uniform"`` (evenly spaced) or ``"poisson"`` (random arrivals).
+        arrival: open loop: ``"uniform"`` (evenly spaced), ``"poisson"`` (random arrivals) or
+            ``"gamma"`` (gamma inter-arrival times of shape ``burstiness``).
+        burstiness: gamma shape for ``arrival="gamma"``: 1 is Poisson, below 1 burstier, above
+            1 more even (vLLM's ``--burstiness``).
         duration_s: measured phase length (None: until ``requests`` are done).
         warmup_s: unmeasured requests before the measured phase.
         requests: stop after this many measured requests (None: run for ``duration_s``).
         stream: InvokeEndpointWithResponseStream instead of InvokeEndpoint.
         sample: pick bodies at random (seeded) instead of cycling through them.
-        seed: random seed for ``sample`` and Poisson arrivals.
+        seed: random seed for ``sample``, random arrivals and synthetic bodies.
         content_type / accept: request headers.
         inference_component / target_variant / custom_attributes: routing headers.
         timeout_s: per-request read timeout.
         retries: retries per request (botocore standard mode); 0 counts every failure as is.
         processes: worker processes.
+        tokenizer: a local Hugging Face ``tokenizer.json``: count output tokens with it when
+            the response reports no count (needs the ``bench-tokenizer`` extra).
     """
 
     endpoint: str
@@ -62,6 +67,7 @@ class BenchOptions:
     concurrency: int = 1
     rate: float | None = None
     arrival: str = "uniform"
+    burstiness: float = 1.0
     duration_s: float | None = 30.0
     warmup_s: float = 5.0
     requests: int | None = None
@@ -76,6 +82,7 @@ class BenchOptions:
     timeout_s: float = 60.0
     retries: int = 0
     processes: int = 1
+    tokenizer: str | None = None
 
     def validate(self) -> None:
         """Raise :class:`OpsError` (exit 2) for a run that cannot work."""
@@ -88,8 +95,10 @@ class BenchOptions:
             problems.append("--concurrency must be at least 1")
         if self.rate is not None and not self.rate > 0:
             problems.append("--rate must be > 0")
-        if self.arrival not in ("uniform", "poisson"):
-            problems.append("--arrival must be uniform or poisson")
+        if self.arrival not in ("uniform", "poisson", "gamma"):
+            problems.append("--arrival must be uniform, poisson or gamma")
+        if not self.burstiness > 0:
+            problems.append("--burstiness must be > 0")
         if self.duration_s is None and self.requests is None:
             problems.append("give --duration or --requests")
         if self.duration_s is not None and not self.duration_s > 0:

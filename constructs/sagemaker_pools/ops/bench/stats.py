@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-__all__ = ["percentile", "summarize", "PERCENTILES"]
+__all__ = ["percentile", "summarize", "PERCENTILES", "PROGRESS_BUCKETS", "progress_bucket", "bucket_percentile"]
 
 #: The percentiles every report shows (100 = max).
 PERCENTILES = (50, 90, 95, 99, 100)
@@ -42,3 +42,35 @@ def summarize(values: Sequence[float], scale: float = 1.0) -> dict[str, float | 
 
 def _name(p: int) -> str:
     return "max" if p == 100 else f"p{p}"
+
+
+#: Log-spaced latency buckets of the live progress line: bucket i holds latencies in
+#: ``[_FLOOR_S * _GROWTH**i, _FLOOR_S * _GROWTH**(i+1))`` (5 % wide, 0.1 ms to ~8 hours).
+PROGRESS_BUCKETS = 400
+_FLOOR_S = 1e-4
+_GROWTH = 1.05
+_LOG_GROWTH = math.log(_GROWTH)
+
+
+def progress_bucket(latency_s: float) -> int:
+    """The progress bucket of one latency (seconds)."""
+    if latency_s <= _FLOOR_S:
+        return 0
+    return min(PROGRESS_BUCKETS - 1, int(math.log(latency_s / _FLOOR_S) / _LOG_GROWTH))
+
+
+def bucket_percentile(counts: Sequence[float], p: float) -> float | None:
+    """Nearest-rank percentile ``p`` of bucketed counts: the upper edge of its bucket (seconds).
+
+    At most 5 % above the exact value; for the live progress line only (the report is exact).
+    """
+    total = sum(counts)
+    if total <= 0:
+        return None
+    rank = math.ceil(p / 100 * total)
+    seen = 0.0
+    for index, count in enumerate(counts):
+        seen += count
+        if seen >= rank:
+            return _FLOOR_S * _GROWTH ** (index + 1)
+    return _FLOOR_S * _GROWTH**PROGRESS_BUCKETS

@@ -4,7 +4,13 @@ Recognized counts: ``usage.completion_tokens`` (OpenAI-compatible servers, vLLM,
 chat API), ``usage.output_tokens``, ``details.generated_tokens`` (Hugging Face TGI, LMI) and a
 top-level ``generated_tokens``; a list response sums its items. Streaming responses are read as
 server-sent events (``data: {...}`` lines): the last count seen wins. Responses without a count
-are measured in chunks and bytes instead, and the report says so.
+are measured in chunks and bytes instead, and the report says so, unless ``--tokenizer`` names
+a local Hugging Face ``tokenizer.json``: then the response's text (``generated_text``,
+``choices[].text``, ``choices[].message.content``; in a stream ``token.text`` or
+``choices[].delta.content`` of each event) is counted with it.
+
+The ``tokenizers`` package is an optional extra (``cdk-sagemaker-pools[bench-tokenizer]``); it
+is imported only when ``--tokenizer`` is given. No tokenizer is downloaded: give a file.
 """
 
 from __future__ import annotations
@@ -13,7 +19,9 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["count_tokens", "count_stream_tokens"]
+from ..errors import EXIT_USAGE, OpsError
+
+__all__ = ["count_tokens", "count_stream_tokens", "load_tokenizer", "response_text", "stream_text"]
 
 
 def _count(document: Any) -> int | None:
@@ -64,3 +72,73 @@ def count_stream_tokens(parts: Iterable[bytes]) -> int | None:
         if count is not None:
             found = count
     return found
+
+
+def load_tokenizer(path: str) -> Any:
+    """A ``tokenizers.Tokenizer`` from a local ``tokenizer.json``; :class:`OpsError` (exit 2) when it cannot be."""
+    try:
+        from tokenizers import Tokenizer
+    except ImportError:
+        raise OpsError("--tokenizer needs the tokenizers package: pip install 'cdk-sagemaker-pools[bench-tokenizer]'", EXIT_USAGE) from None
+    try:
+        return Tokenizer.from_file(path)
+    except Exception as exc:  # tokenizers raises its own Exception type for missing or bad files
+        raise OpsError(f"--tokenizer {path}: not a readable tokenizer.json ({exc})", EXIT_USAGE) from None
+
+
+def _text_of(document: Any, *, stream: bool) -> str | None:
+    if isinstance(document, list):
+        texts = [t for t in (_text_of(d, stream=stream) for d in document) if t is not None]
+        return "".join(texts) if texts else None
+    if not isinstance(document, dict):
+        return None
+    token = document.get("token")
+    if stream and isinstance(token, dict) and isinstance(token.get("text"), str):
+        return str(token["text"])
+    choices = document.get("choices")
+    if isinstance(choices, list):
+        texts = []
+        for choice in choices:
+            if not isinstance(choice, dict):
+                continue
+            for holder in (choice.get("delta"), choice.get("message"), choice):
+                if isinstance(holder, dict) and isinstance(holder.get("content" if holder is not choice else "text"), str):
+                    texts.append(holder["content" if holder is not choice else "text"])
+                    break
+        if texts:
+            return "".join(texts)
+    if not stream:
+        for key in ("generated_text", "text", "output", "completion"):
+            if isinstance(document.get(key), str):
+                return str(document[key])
+    return None
+
+
+def response_text(body: bytes) -> str:
+    """The generated text of a (non-streaming) response; the whole body when none is recognized."""
+    try:
+        text = _text_of(json.loads(body), stream=False)
+    except ValueError:
+        text = None
+    return text if text is not None else body.decode("utf-8", "replace")
+
+
+def stream_text(parts: Iterable[bytes]) -> str:
+    """The generated text of a stream: each event's token text; the raw payload when none is recognized."""
+    parts = list(parts)
+    raw = b"".join(parts)
+    texts = []
+    # an event may be one JSON document (TGI over SageMaker) or server-sent event lines
+    for line in (line for part in parts for line in part.splitlines()):
+        line = line.strip()
+        if line.startswith(b"data:"):
+            line = line[5:].strip()
+        if not line.startswith((b"{", b"[")):
+            continue
+        try:
+            text = _text_of(json.loads(line), stream=True)
+        except ValueError:
+            continue
+        if text is not None:
+            texts.append(text)
+    return "".join(texts) if texts else raw.decode("utf-8", "replace")

@@ -7,6 +7,11 @@ pool as large as its thread count, and keeps every per-request figure (no sampli
 
 Protocol over the pipe: the worker sends ``("ready",)`` once its client exists, waits for the
 runner's ``go`` event, runs, and sends ``("done", records)`` or ``("error", message)``.
+
+Signals: a worker ignores SIGINT, SIGTERM and SIGHUP (a Ctrl-C reaches the whole process group;
+the runner decides when to stop, through the ``stop`` event), and a watchdog thread ends the
+worker at once when the runner's process is gone, however it ended (even SIGKILL): no worker
+ever outlives the command.
 """
 
 from __future__ import annotations
@@ -14,6 +19,9 @@ from __future__ import annotations
 import dataclasses
 import gc
 import itertools
+import multiprocessing
+import multiprocessing.connection
+import os
 import random
 import signal
 import threading
@@ -23,8 +31,12 @@ from typing import Any
 
 from .invoke import Invoker, Record, make_client
 from .options import BenchOptions, Connection
+from .stats import PROGRESS_BUCKETS, progress_bucket
 
-__all__ = ["WorkerPlan", "Shared", "worker_main", "Schedule", "RAMP_UP_S"]
+__all__ = ["WorkerPlan", "Shared", "worker_main", "Schedule", "RAMP_UP_S", "IGNORED_SIGNALS"]
+
+#: Signals a worker ignores: the runner stops it through the ``stop`` event.
+IGNORED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 #: Closed loop: the threads start one after another over this long (at most the warm-up).
 RAMP_UP_S = 1.0
@@ -51,6 +63,8 @@ class Shared:
             (the end is +inf for a run bounded by ``--requests`` only).
         tickets: measured requests started so far (for ``--requests``).
         counters: per worker ``[done, errors, latency sum]`` of measured requests (progress).
+        buckets: per worker, counts of measured latencies in :data:`~.stats.PROGRESS_BUCKETS`
+            log-spaced buckets (the running p99 of the progress line).
     """
 
     go: Any
@@ -58,6 +72,7 @@ class Shared:
     times: Any
     tickets: Any
     counters: Any
+    buckets: Any
 
 
 class Schedule:
@@ -75,7 +90,7 @@ class Schedule:
         self._index = plan.index
         self._workers = plan.workers
         self._rate = options.rate
-        self._poisson = options.arrival == "poisson"
+        self._shape = options.burstiness if options.arrival == "gamma" else (1.0 if options.arrival == "poisson" else None)
 
     def take_ticket(self) -> bool:
         """Claim one measured request; False once ``--requests`` have been claimed."""
@@ -91,8 +106,12 @@ class Schedule:
         """Open loop: the next scheduled start time of this worker (thread-safe)."""
         assert self._rate is not None
         with self._lock:
-            if self._poisson:
-                self._next += self._rng.expovariate(self._rate / self._workers)
+            if self._shape is not None:
+                # Gamma inter-arrival times with shape k and mean 1/rate (k = 1: Poisson arrivals;
+                # k < 1 burstier, k > 1 more even), as vLLM's --burstiness. Each of the W workers
+                # runs its own process at rate/W: their superposition keeps the total rate.
+                rate = self._rate / self._workers
+                self._next += self._rng.gammavariate(self._shape, 1.0 / (rate * self._shape))
                 return self._next
             k = next(self._k)
             return self.warm_start + (k * self._workers + self._index) / self._rate
@@ -116,11 +135,13 @@ class _Bodies:
 class _Sink:
     """Collects measured records and keeps the progress counters current."""
 
-    def __init__(self, counters: Any, index: int) -> None:
+    def __init__(self, counters: Any, buckets: Any, index: int) -> None:
         self.records: list[Record] = []
         self._lock = threading.Lock()
         self._counters = counters
         self._base = index * 3
+        self._buckets = buckets
+        self._bucket_base = index * PROGRESS_BUCKETS
 
     def add(self, record: Record) -> None:
         with self._lock:
@@ -128,6 +149,8 @@ class _Sink:
             self._counters[self._base] += 1
             if not record.ok:
                 self._counters[self._base + 1] += 1
+            else:
+                self._buckets[self._bucket_base + progress_bucket(record.latency)] += 1
             self._counters[self._base + 2] += record.latency
 
 
@@ -171,7 +194,7 @@ def run_threads(plan: WorkerPlan, shared: Shared, invoker: Invoker) -> list[Reco
     """Run this worker's threads to the end of the run; return its measured records."""
     schedule = Schedule(plan, shared)
     bodies = _Bodies(plan)
-    sink = _Sink(shared.counters, plan.index)
+    sink = _Sink(shared.counters, shared.buckets, plan.index)
     options = plan.options
     loop: Callable[..., None] = _open_loop if options.rate is not None else _closed_loop
     # Closed loop: ramp up, one thread after another over the first second of the warm-up, so
@@ -192,22 +215,50 @@ def run_threads(plan: WorkerPlan, shared: Shared, invoker: Invoker) -> list[Reco
     return sink.records
 
 
+def _exit_with_parent() -> None:
+    """End this process at once when the runner's process has gone (however it ended)."""
+    parent = multiprocessing.parent_process()
+    if parent is None or parent.sentinel is None:
+        return
+
+    def watch() -> None:
+        multiprocessing.connection.wait([parent.sentinel])
+        os._exit(0)  # nobody is left to report to; no cleanup, no traceback
+
+    threading.Thread(target=watch, name="parent-watchdog", daemon=True).start()
+
+
+def _send(conn: Any, message: tuple[Any, ...]) -> None:
+    try:
+        conn.send(message)
+    except OSError:  # the runner is gone: nothing to report to
+        os._exit(0)
+
+
 def worker_main(plan: WorkerPlan, shared: Shared, conn: Any) -> None:
     """Process entry point (see the module docstring for the protocol)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the runner decides when to stop
+    for signum in IGNORED_SIGNALS:  # the runner decides when to stop
+        signal.signal(signum, signal.SIG_IGN)
+    # The runner blocks these signals while it starts the workers: none can arrive before the
+    # lines above. Unblock them now that they are ignored.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, IGNORED_SIGNALS)
+    _exit_with_parent()
     try:
         client = make_client(plan.connection, plan.options, plan.options.threads_of(plan.index))
         invoker = Invoker(client, plan.options)
-        conn.send(("ready",))
+        _send(conn, ("ready",))
         if not shared.go.wait(timeout=600):
+            return
+        if shared.stop.is_set():
+            _send(conn, ("done", []))
             return
         # Move everything allocated so far out of the collector's sight: full collections
         # then only scan what the run allocates, which keeps their pauses out of the tail.
         gc.collect()
         gc.freeze()
         records = run_threads(plan, shared, invoker)
-        conn.send(("done", records))
+        _send(conn, ("done", records))
     except Exception as exc:  # reported by the runner as one line
-        conn.send(("error", f"{type(exc).__name__}: {exc}"))
+        _send(conn, ("error", f"{type(exc).__name__}: {exc}"))
     finally:
         conn.close()

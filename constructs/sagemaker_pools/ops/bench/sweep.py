@@ -1,0 +1,170 @@
+"""A capacity sweep: one closed loop per concurrency level, and the highest level whose SLOs hold.
+
+``max_concurrency`` is the highest level at which every ``--slo`` percentile is within its
+bound and the error rate within ``--max-error-rate``. It feeds
+:class:`sagemaker_pools.capacity.PoolCapacity` through a capacity file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..errors import EXIT_USAGE, OpsError
+from ..table import fmt_number, render_table
+from .slo import Slo, evaluate
+
+if TYPE_CHECKING:
+    from ...capacity import CapacityMeasurement
+
+__all__ = ["Sweep", "SWEEP_SCHEMA", "sweep_json", "render_sweep", "plot_sweep", "require_plot", "capacity_measurement"]
+
+SWEEP_SCHEMA = "sagemaker-pools-bench-sweep/1"
+
+
+@dataclasses.dataclass
+class Sweep:
+    """The levels run so far, each with its report and whether its SLOs held."""
+
+    slos: tuple[Slo, ...]
+    max_error_rate: float
+    levels: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+
+    def add(self, concurrency: int, report: Mapping[str, Any]) -> dict[str, Any]:
+        """Record one level's report; returns ``{"concurrency", "holds", "checks", "report"}``."""
+        verdict = evaluate(report, self.slos, self.max_error_rate)
+        level = {"concurrency": concurrency, **verdict, "report": dict(report)}
+        self.levels.append(level)
+        return level
+
+    @property
+    def max_concurrency(self) -> int | None:
+        """The highest level whose SLOs all held (None when none did, or no SLO was given)."""
+        if not self.slos:
+            return None
+        held = [level["concurrency"] for level in self.levels if level["holds"]]
+        return max(held) if held else None
+
+
+def sweep_json(sweep: Sweep, *, endpoint: str, instance_type: str | None, interrupted: bool) -> dict[str, Any]:
+    """The sweep as one JSON document (``max_concurrency`` at the top level)."""
+    return {
+        "schema": SWEEP_SCHEMA,
+        "endpoint": endpoint,
+        "instance_type": instance_type,
+        "max_concurrency": sweep.max_concurrency,
+        "slos": [s.to_json() for s in sweep.slos],
+        "max_error_rate": sweep.max_error_rate,
+        "interrupted": interrupted,
+        "levels": sweep.levels,
+    }
+
+
+def _row(level: Mapping[str, Any], slos: Sequence[Mapping[str, Any]]) -> list[Any]:
+    report = level["report"]
+    latency = report["latency_ms"]
+    goodput = (report.get("goodput") or {}).get("requests_per_s")
+    row: list[Any] = [
+        level["concurrency"],
+        fmt_number(report["run"]["concurrency_achieved"]["mean"], 1),
+        fmt_number(report["requests_per_s"], 1),
+        fmt_number(goodput, 1) if slos else "-",
+        *(fmt_number(latency[s]) for s in ("p50", "p90", "p99")),
+    ]
+    if report.get("ttft_ms"):
+        row.append(fmt_number(report["ttft_ms"]["p99"]))
+    if report.get("tpot_ms"):
+        row.append(fmt_number(report["tpot_ms"]["p99"]))
+    rate = report["requests"]["error_rate"]
+    row += [f"{rate * 100:.2f}" if rate is not None else "-", ("yes" if level["holds"] else "no") if slos else "-"]
+    return row
+
+
+def render_sweep(document: Mapping[str, Any]) -> str:
+    """One row per level: rate, goodput, percentiles, error rate, whether the SLOs held."""
+    levels = document["levels"]
+    slos = document["slos"]
+    first = levels[0]["report"] if levels else {}
+    header = ["concurrency", "in flight", "requests/s", "goodput/s", "p50 ms", "p90 ms", "p99 ms"]
+    if first.get("ttft_ms"):
+        header.append("TTFT p99 ms")
+    if first.get("tpot_ms"):
+        header.append("TPOT p99 ms")
+    header += ["errors %", "SLOs hold"]
+    run = first.get("run", {})
+    lines = [
+        f"Sweep of {document['endpoint']}" + (f" ({document['instance_type']})" if document["instance_type"] else "")
+        + f": closed loop, {run.get('duration_s')} s per level after {run.get('warmup_s')} s warm-up, seed {run.get('seed')}"
+        + (" (interrupted)" if document["interrupted"] else ""),
+        render_table(header, [_row(level, slos) for level in levels], indent="  "),
+    ]
+    if slos:
+        bounds = ", ".join(f"{s['name']} <= {fmt_number(s['bound_ms'])} ms" for s in slos)
+        lines.append(f"  SLOs: {bounds}, errors <= {document['max_error_rate'] * 100:g} %")
+        best = document["max_concurrency"]
+        lines.append(f"  max_concurrency: {best}" if best is not None else "  max_concurrency: none (no level met every SLO)")
+    else:
+        lines.append("  no --slo given: no max_concurrency")
+    return "\n".join(lines)
+
+
+def require_plot() -> None:
+    """Fail now (exit 2) when matplotlib, needed by ``--plot``, is not installed."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise OpsError("--plot needs matplotlib: pip install 'cdk-sagemaker-pools[bench-plot]'", EXIT_USAGE) from None
+
+
+def plot_sweep(document: Mapping[str, Any], path: str) -> None:
+    """Latency percentiles and throughput (and goodput) against concurrency, as a PNG."""
+    require_plot()
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    levels = document["levels"]
+    xs = [level["concurrency"] for level in levels]
+    figure, (latency_axes, rate_axes) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for stat in ("p50", "p90", "p99"):
+        latency_axes.plot(xs, [level["report"]["latency_ms"][stat] for level in levels], marker="o", label=f"latency {stat}")
+    if levels and levels[0]["report"].get("ttft_ms"):
+        latency_axes.plot(xs, [level["report"]["ttft_ms"]["p99"] for level in levels], marker="s", label="TTFT p99")
+    for slo in document["slos"]:
+        if slo["metric"] == "latency":
+            latency_axes.axhline(slo["bound_ms"], linestyle="--", color="grey", label=f"SLO {slo['name']}")
+    latency_axes.set(xlabel="concurrency", ylabel="ms", title="latency", xscale="log")
+    latency_axes.set_ylim(bottom=0)
+    latency_axes.legend()
+    rate_axes.plot(xs, [level["report"]["requests_per_s"] for level in levels], marker="o", label="requests/s")
+    if document["slos"]:
+        rate_axes.plot(xs, [(level["report"].get("goodput") or {}).get("requests_per_s") for level in levels], marker="o", label="goodput/s")
+    best = document["max_concurrency"]
+    if best is not None:
+        rate_axes.axvline(best, linestyle="--", color="grey", label=f"max_concurrency {best}")
+    rate_axes.set(xlabel="concurrency", ylabel="requests/s", title="throughput", xscale="log")
+    rate_axes.legend()
+    for axes in (latency_axes, rate_axes):
+        axes.minorticks_off()
+        axes.set_xticks(xs, [str(x) for x in xs])
+        axes.grid(True, alpha=0.3)
+    figure.suptitle(f"{document['endpoint']}" + (f" ({document['instance_type']})" if document["instance_type"] else ""))
+    figure.tight_layout()
+    try:
+        figure.savefig(path, dpi=110)
+    except OSError as exc:
+        raise OpsError(f"cannot write --plot {path}: {exc.strerror or exc}") from None
+    finally:
+        plt.close(figure)
+
+
+def capacity_measurement(document: Mapping[str, Any], *, measured_at: str) -> CapacityMeasurement | None:
+    """The capacity-file entry of a sweep (None when no level held)."""
+    from ...capacity import CapacityMeasurement
+
+    best = document["max_concurrency"]
+    if best is None:
+        return None
+    return CapacityMeasurement(max_concurrency=int(best), slos=tuple(document["slos"]), measured_at=measured_at, endpoint=document["endpoint"])
