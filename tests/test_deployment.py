@@ -126,3 +126,16 @@ def test_timeouts_and_sizes_render() -> None:
             "MaximumExecutionTimeoutInSeconds": 7200,
         }
     }
+
+
+def test_rolling_rollback_size_and_timeout_bounds() -> None:
+    ten = CapacitySize.percent(10)
+    with pytest.raises(PoolConfigError) as err:
+        DeploymentPolicy.rolling(batch_size=ten, bake_time=MINUTE, rollback_batch_size=1)  # type: ignore[arg-type]
+    assert err.value.field == "DeploymentPolicy.rolling.rollback_batch_size"
+    for seconds in (600, 28800):
+        DeploymentPolicy.rolling(batch_size=ten, bake_time=MINUTE, max_execution_timeout=Duration.seconds(seconds))
+    for seconds in (599, 28801):
+        with pytest.raises(PoolConfigError) as err:
+            DeploymentPolicy.rolling(batch_size=ten, bake_time=MINUTE, max_execution_timeout=Duration.seconds(seconds))
+        assert err.value.field == "DeploymentPolicy.rolling.max_execution_timeout"
