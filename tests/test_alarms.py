@@ -12,7 +12,7 @@ from aws_cdk import aws_sns as sns
 from sagemaker_pools import InstancePool, PoolAlarms, PoolConfigError, PooledEndpoint
 from support.frozen import frozen
 from support.contract import template_problems
-from support.metric_math import evaluate
+from sagemaker_pools.metric_math import evaluate
 from support.synth import imported_model, new_stack, resources, template_of
 
 G6E, G6, P4D = "ml.g6e.48xlarge", "ml.g6.48xlarge", "ml.p4d.24xlarge"

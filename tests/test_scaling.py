@@ -18,7 +18,7 @@ from sagemaker_pools.scaling import (
 )
 from support.frozen import frozen
 from support.contract import template_problems
-from support.metric_math import check_queries
+from sagemaker_pools.metric_math import check_queries
 from support.synth import imported_model, new_stack, resources, template_of
 
 POOLS = [

@@ -1,6 +1,6 @@
 """Weighted utilization: the *value* each strategy reads, evaluated from the synthesized policies.
 
-Each strategy's scaling policy is synthesized once; tests/support/metric_math.py evaluates its
+Each strategy's scaling policy is synthesized once; sagemaker_pools/metric_math.py evaluates its
 ``CustomizedMetricSpecification.Metrics`` on fleet scenarios and compares with an independent
 reference computation of the strategy's definition (docs/scaling.md).
 """
@@ -18,8 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sagemaker_pools import InstancePool, PoolConfigError, PooledEndpoint, UtilizationStrategy
+from sagemaker_pools.metric_math import MetricMathError, check_queries, evaluate
 from support.frozen import frozen
-from support.metric_math import MetricMathError, check_queries, evaluate
 from support.synth import imported_model, new_stack, resources, template_of
 
 ROOT = Path(__file__).resolve().parents[1]

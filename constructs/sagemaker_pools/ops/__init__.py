@@ -1,11 +1,12 @@
 """The ``sagemaker-pools`` command: operate SageMaker AI endpoints that use instance pools.
 
-Four subcommands, on boto3 alone (this package never imports ``aws_cdk``):
+Five subcommands (this package never imports ``aws_cdk``):
 
 * ``status ENDPOINT``: which hardware the endpoint runs on, pool by pool;
 * ``migrate ENDPOINT --fallback TYPE ...``: move a single-type endpoint to pools;
 * ``recommend JOB``: pools and models from an AI recommendation job;
-* ``bench ENDPOINT``: a closed- or open-loop benchmark of an endpoint.
+* ``bench ENDPOINT``: a closed- or open-loop benchmark of an endpoint;
+* ``simulate TEMPLATE``: replay traffic and outages through a synthesized template's scaling (no AWS).
 
 Run it as ``sagemaker-pools`` or ``python -m sagemaker_pools.ops``; the entry point is
 :func:`sagemaker_pools.ops.cli.main`. User documentation: ``docs/ops.md``.

@@ -17,6 +17,7 @@ from . import bench_cmd as bench_cmd
 from . import migrate_cmd as migrate_cmd
 from . import recommend_cmd as recommend_cmd
 from . import status as status
+from .simulate import command as simulate_cmd
 from .aws import DEFAULT_MAX_ATTEMPTS, AwsOptions, Clients
 from .context import Context
 from .errors import EXIT_INTERRUPTED, EXIT_USAGE, OpsError, explain
@@ -75,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     migrate_cmd.add_parser(subparsers, [common])
     recommend_cmd.add_parser(subparsers, [common])
     bench_cmd.add_parser(subparsers, [common])
+    simulate_cmd.add_parser(subparsers, [common])
     return parser
 
 

@@ -11,7 +11,8 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import EXIT_USAGE, OpsError
+from ..errors import OpsError
+from ..plotting import pyplot
 from ..table import fmt_number, render_table
 from .slo import Slo, evaluate
 
@@ -111,19 +112,12 @@ def render_sweep(document: Mapping[str, Any]) -> str:
 
 def require_plot() -> None:
     """Fail now (exit 2) when matplotlib, needed by ``--plot``, is not installed."""
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        raise OpsError("--plot needs matplotlib: pip install 'cdk-sagemaker-pools[bench-plot]'", EXIT_USAGE) from None
+    pyplot("bench-plot")
 
 
 def plot_sweep(document: Mapping[str, Any], path: str) -> None:
     """Latency percentiles and throughput (and goodput) against concurrency, as a PNG."""
-    require_plot()
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot("bench-plot")
 
     levels = document["levels"]
     xs = [level["concurrency"] for level in levels]

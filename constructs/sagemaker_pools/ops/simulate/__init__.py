@@ -1,0 +1,19 @@
+"""``sagemaker-pools simulate``: watch a pooled fleet scale before you deploy it.
+
+Replays a traffic trace and capacity outages, minute by minute, through the scaling policies and
+alarms *as synthesized* in a CloudFormation template. No AWS access and no CDK import.
+
+Modules: :mod:`.template` (reading the template), :mod:`.inputs` (trace, outages, flags),
+:mod:`.fleet` (SageMaker: pools, provisioning, copies, load, metrics), :mod:`.cloudwatch`
+(metric data and alarms), :mod:`.autoscaling` (Application Auto Scaling), :mod:`.engine` (the
+minute loop), :mod:`.report` (text, summary, JSON), :mod:`.plot` (PNG), :mod:`.command` (CLI).
+Every modelled rule and its AWS source: ``docs/simulate.md``.
+"""
+
+from __future__ import annotations
+
+from .engine import Result, Row, Scenario, simulate
+from .report import summarize, to_json
+from .template import FleetSpec, load_template, read_fleet
+
+__all__ = ["FleetSpec", "Result", "Row", "Scenario", "load_template", "read_fleet", "simulate", "summarize", "to_json"]

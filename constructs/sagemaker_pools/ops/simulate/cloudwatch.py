@@ -1,0 +1,249 @@
+"""CloudWatch as the simulation needs it: a store of per-minute metric data, and alarms.
+
+Metrics are kept per minute as (sample count, sum, minimum, maximum) per metric identity
+(namespace, name, dimensions); a statistic over a period combines the minutes of that period.
+Alarms evaluate their queries with the one metric-math evaluator
+(:mod:`sagemaker_pools.metric_math`) on period-aligned datapoints, with evaluation periods,
+datapoints to alarm and missing-data treatment. Sources of each rule: ``docs/simulate.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from collections import deque
+from typing import Any, NamedTuple
+
+from ...metric_math import compile_queries
+
+__all__ = ["Stats", "MetricStore", "Alarm", "metric_key", "OK", "ALARM", "INSUFFICIENT_DATA"]
+
+#: Datapoints retrieved beyond the evaluation periods (the evaluation range).
+EXTRA_DATAPOINTS = 2
+
+OK = "OK"
+ALARM = "ALARM"
+INSUFFICIENT_DATA = "INSUFFICIENT_DATA"
+
+MetricKey = tuple[str, str, frozenset[tuple[str, str]]]
+
+
+class Stats(NamedTuple):
+    """Samples of one metric in one minute."""
+
+    samples: float
+    total: float
+    minimum: float
+    maximum: float
+
+    @staticmethod
+    def of(value: float, count: float = 1.0) -> "Stats":
+        """``count`` samples that all read ``value``."""
+        return Stats(count, value * count, value, value)
+
+    def merge(self, other: "Stats") -> "Stats":
+        """Both sets of samples."""
+        return Stats(
+            self.samples + other.samples, self.total + other.total, min(self.minimum, other.minimum), max(self.maximum, other.maximum)
+        )
+
+    def statistic(self, stat: str) -> float | None:
+        """``Average``, ``Sum``, ``Minimum``, ``Maximum``, ``SampleCount``, or a percentile ``pNN``.
+
+        A percentile reads as the maximum for p50 and above and the minimum below (the
+        simulation's samples within one instance type are equal).
+        """
+        if stat == "Sum":
+            return self.total
+        if stat == "SampleCount":
+            return self.samples
+        if stat == "Maximum":
+            return self.maximum
+        if stat == "Minimum":
+            return self.minimum
+        if stat == "Average":
+            return self.total / self.samples if self.samples else None
+        if stat.startswith(("p", "tm", "wm", "tc", "ts")):
+            try:
+                level = float(stat.lstrip("ptmwcs").split(":")[0])
+            except ValueError:
+                return self.maximum
+            return self.maximum if level >= 50 else self.minimum
+        return None
+
+
+def metric_key(metric: Mapping[str, Any]) -> MetricKey:
+    """The identity of a metric as CloudWatch matches it: namespace, name and the exact dimension set."""
+    dims = frozenset((str(d["Name"]), str(d["Value"])) for d in metric.get("Dimensions", []) or [])
+    return (str(metric.get("Namespace", "")), str(metric.get("MetricName", "")), dims)
+
+
+class MetricStore:
+    """Per-minute samples of every published metric.
+
+    Args:
+        read: ``(namespace, metric name)`` of every metric some query reads; others are not kept.
+            Default: keep everything.
+    """
+
+    def __init__(self, read: frozenset[tuple[str, str]] | None = None) -> None:
+        self._data: dict[MetricKey, dict[int, Stats]] = {}
+        self._read = read
+
+    def reads(self, namespace: str, name: str) -> bool:
+        """True when some query reads this metric (so it is worth publishing)."""
+        return self._read is None or (namespace, name) in self._read
+
+    def publish(self, minute: int, namespace: str, name: str, dimensions: Mapping[str, str], stats: Stats) -> None:
+        """Add ``stats`` to one metric at ``minute``."""
+        if not self.reads(namespace, name):
+            return
+        key = (namespace, name, frozenset(dimensions.items()))
+        series = self._data.setdefault(key, {})
+        previous = series.get(minute)
+        series[minute] = stats if previous is None else previous.merge(stats)
+
+    def value(self, key: MetricKey, stat: str, first: int, last: int) -> float | None:
+        """``stat`` over minutes ``first .. last`` (None: no sample)."""
+        series = self._data.get(key)
+        if not series:
+            return None
+        if first == last:
+            one = series.get(first)
+            return None if one is None else one.statistic(stat)
+        combined: Stats | None = None
+        for minute in range(first, last + 1):
+            stats = series.get(minute)
+            if stats is not None:
+                combined = stats if combined is None else combined.merge(stats)
+        return None if combined is None else combined.statistic(stat)
+
+
+_COMPARE: Mapping[str, Callable[[float, float], bool]] = {
+    "GreaterThanThreshold": lambda v, t: v > t,
+    "GreaterThanOrEqualToThreshold": lambda v, t: v >= t,
+    "LessThanThreshold": lambda v, t: v < t,
+    "LessThanOrEqualToThreshold": lambda v, t: v <= t,
+}
+
+
+class Alarm:
+    """One metric alarm, evaluated every minute on period-aligned datapoints.
+
+    Args:
+        name: shown in the timeline.
+        queries: metric-math queries (a single metric is one ``MetricStat`` query).
+        period_minutes: the alarm's period.
+        evaluation_periods, datapoints_to_alarm: "M out of N".
+        threshold, comparison: ``GreaterThanThreshold`` and the three others.
+        treat_missing_data: ``missing`` (default), ``notBreaching``, ``breaching`` or ``ignore``.
+        store: where the metric data comes from.
+        same_metric_as: another alarm on the same queries and period: its datapoints are reused.
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        queries: Sequence[Mapping[str, Any]],
+        period_minutes: int,
+        evaluation_periods: int,
+        datapoints_to_alarm: int,
+        threshold: float,
+        comparison: str,
+        treat_missing_data: str,
+        store: MetricStore,
+        same_metric_as: "Alarm | None" = None,
+    ) -> None:
+        self.name = name
+        self.period = max(1, period_minutes)
+        self.evaluation_periods = evaluation_periods
+        self.datapoints_to_alarm = datapoints_to_alarm
+        self.threshold = threshold
+        self.compare = _COMPARE.get(comparison, _COMPARE["GreaterThanThreshold"])
+        self.treat_missing_data = treat_missing_data
+        self.state = INSUFFICIENT_DATA
+        self._store = store
+        self._shared = same_metric_as
+        self._run = compile_queries(queries)
+        self._keys: dict[int, tuple[MetricKey, str, int]] = {}
+        self._datapoints: dict[int, float | None] = {}
+        # The evaluation range: more datapoints than the evaluation periods (the user guide's
+        # example retrieves 5 for 3 evaluation periods).
+        self._range = evaluation_periods + EXTRA_DATAPOINTS
+        self._window: deque[float | None] = deque([None] * self._range, maxlen=self._range)
+        self._newest = -1
+        self.last_value: float | None = None
+
+    def _stat_reader(self, first: int, last: int) -> Callable[[Mapping[str, Any]], float | None]:
+        def read(metric_stat: Mapping[str, Any]) -> float | None:
+            cached = self._keys.get(id(metric_stat))
+            if cached is None:
+                period = max(1, int(metric_stat.get("Period", self.period * 60)) // 60)
+                cached = (metric_key(metric_stat["Metric"]), str(metric_stat.get("Stat", "Average")), period)
+                self._keys[id(metric_stat)] = cached
+            key, stat, period = cached
+            return self._store.value(key, stat, max(0, last - period + 1), last)
+
+        return read
+
+    def datapoint(self, index: int) -> float | None:
+        """The value of period ``index`` (minutes ``index*period .. (index+1)*period - 1``)."""
+        if self._shared is not None:
+            return self._shared.datapoint(index)
+        if index not in self._datapoints:
+            first = index * self.period
+            last = first + self.period - 1
+            self._datapoints[index] = self._run(self._stat_reader(first, last))
+        return self._datapoints[index]
+
+    def evaluate(self, minute: int) -> str:
+        """The state after the datapoints complete by the end of ``minute`` (changes only when a period completes).
+
+        CloudWatch's rules ("How alarm state is evaluated when data is missing"): with at least
+        ``evaluation_periods`` datapoints present in the evaluation range, the most recent of them
+        decide and the missing-data setting is not used; with none, ``missing`` gives
+        INSUFFICIENT_DATA, ``ignore`` keeps the state, ``breaching`` / ``notBreaching`` fill them
+        in; with some, ``breaching`` / ``notBreaching`` fill in the rest, while ``missing`` and
+        ``ignore`` go to OK when a present datapoint does not breach and fewer than
+        ``datapoints_to_alarm`` do, and otherwise (only breaching datapoints, too few) go to ALARM
+        if the oldest datapoint of the range is present (``missing``), else to INSUFFICIENT_DATA
+        (``missing``) or keep the state (``ignore``).
+        """
+        newest = (minute + 1) // self.period - 1
+        if newest == self._newest:
+            return self.state
+        for index in range(max(self._newest + 1, newest - self._range + 1), newest + 1):
+            self._window.append(self.datapoint(index) if index >= 0 else None)
+        self._newest = newest
+        self.last_value = self._window[-1]
+        self.state = self._decide()
+        return self.state
+
+    def _decide(self) -> str:
+        compare, threshold, needed = self.compare, self.threshold, self.datapoints_to_alarm
+        present = [v for v in self._window if v is not None]
+        n = self.evaluation_periods
+        if len(present) >= n:
+            breaching = sum(1 for v in present[-n:] if compare(v, threshold))
+            return ALARM if breaching >= needed else OK
+        treat = self.treat_missing_data
+        breaching = sum(1 for v in present if compare(v, threshold))
+        if treat in ("breaching", "notBreaching"):
+            if treat == "breaching":
+                breaching += n - len(present)
+            return ALARM if breaching >= needed else OK
+        if not present:
+            return INSUFFICIENT_DATA if treat == "missing" else self.state
+        if breaching >= needed:
+            return ALARM
+        if breaching < len(present):  # a present datapoint does not breach
+            return OK
+        if treat == "ignore":
+            return self.state
+        return ALARM if self._window[0] is not None else INSUFFICIENT_DATA
+
+    def recent(self, minute: int) -> list[float]:
+        """The present datapoints of the evaluation range ending at ``minute`` (oldest first)."""
+        self.evaluate(minute)
+        present = [v for v in self._window if v is not None]
+        return present[-self.evaluation_periods :]

@@ -1,0 +1,150 @@
+"""The minute loop: SageMaker, CloudWatch and Application Auto Scaling, one minute at a time.
+
+Each minute: the fleet provisions toward the desired capacity and serves the offered load,
+publishing its metrics; every alarm of the template is evaluated; the scaling policies set the
+desired capacity that the fleet works toward from the next minute on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from .autoscaling import Activity, Autoscaler
+from .cloudwatch import ALARM, Alarm, MetricStore
+from .fleet import Fleet
+from .template import FleetSpec
+
+__all__ = ["Scenario", "Row", "Result", "simulate"]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """What happens to the fleet.
+
+    Attributes:
+        load: per minute, concurrent requests (``column == "concurrency"``) or requests per second.
+        column: ``"concurrency"`` or ``"requests_per_second"`` (then ``latency_s`` gives every type's latency).
+        outages: ``{type: [(start, end), ...]}`` in minutes, end exclusive.
+        start_up: minutes from launch to serving, per type.
+        copy_start_up: minutes for an inference-component copy to load.
+        max_concurrency: per type (merged over what the template's policies divide by).
+        latency_s: seconds per request, per type.
+        fallback: ``"after-timeout"`` (default) or ``"immediate"``: when a pool without capacity
+            gives way to the next (see ``docs/simulate.md``).
+    """
+
+    load: Sequence[float]
+    column: str = "concurrency"
+    outages: Mapping[str, Sequence[tuple[int, int]]] = field(default_factory=dict)
+    start_up: Mapping[str, int] = field(default_factory=dict)
+    copy_start_up: int = 5
+    max_concurrency: Mapping[str, float] = field(default_factory=dict)
+    latency_s: Mapping[str, float] = field(default_factory=dict)
+    fallback: str = "after-timeout"
+
+
+@dataclass
+class Row:
+    """One minute of the timeline."""
+
+    minute: int
+    concurrency: float
+    served: float
+    queued: float
+    instances: dict[str, int]
+    pending: dict[str, int]
+    copies: dict[str, int]
+    desired_capacity: int
+    signal: float | None
+    alarms: list[str]
+    backlog: float | None
+
+
+@dataclass
+class Result:
+    """The timeline and the scaling activities of one run."""
+
+    spec: FleetSpec
+    scenario: Scenario
+    rows: list[Row]
+    activities: list[Activity]
+    target: float | None
+
+    @property
+    def unit(self) -> str:
+        """What the desired capacity counts: ``instances`` or ``copies``."""
+        return self.spec.scaling.unit
+
+
+def simulate(spec: FleetSpec, scenario: Scenario) -> Result:
+    """Run ``scenario`` through ``spec`` and return the timeline."""
+    queries = [q for a in spec.alarms for q in a.queries] + [q for p in spec.scaling.target_tracking for q in p.queries]
+    read = frozenset(
+        (str(q["MetricStat"]["Metric"].get("Namespace", "")), str(q["MetricStat"]["Metric"].get("MetricName", "")))
+        for q in queries
+        if "MetricStat" in q
+    )
+    store = MetricStore(read)
+    alarms = {
+        a.logical_id: Alarm(
+            name=a.logical_id,
+            queries=a.queries,
+            period_minutes=max(1, a.period_s // 60),
+            evaluation_periods=a.evaluation_periods,
+            datapoints_to_alarm=a.datapoints_to_alarm,
+            threshold=a.threshold,
+            comparison=a.comparison,
+            treat_missing_data=a.treat_missing_data,
+            store=store,
+        )
+        for a in spec.alarms
+    }
+    actions = {a.logical_id: a.actions for a in spec.alarms}
+    max_concurrency = {**spec.max_concurrency, **scenario.max_concurrency}
+    fleet = Fleet(
+        spec,
+        start_up=scenario.start_up,
+        copy_start_up=scenario.copy_start_up,
+        max_concurrency=max_concurrency,
+        outages=scenario.outages,
+        latency_s=scenario.latency_s,
+        fallback=scenario.fallback,
+    )
+    initial = spec.component.initial_copies if spec.component else spec.initial_instance_count
+    initial = max(spec.scaling.min_capacity, min(spec.scaling.max_capacity, initial))
+    fleet.start(initial)
+    scaler = Autoscaler(spec.scaling, alarms, actions, store, initial)
+    rows: list[Row] = []
+    for minute, offered in enumerate(scenario.load):
+        concurrency = offered if scenario.column == "concurrency" else _concurrency(fleet, minute, offered, scenario)
+        snap = fleet.step(minute, scaler.desired, concurrency, store)
+        for alarm in alarms.values():
+            alarm.evaluate(minute)
+        scaler.step(minute)
+        rows.append(
+            Row(
+                minute=minute,
+                concurrency=concurrency,
+                served=snap.served,
+                queued=snap.queued,
+                instances=snap.in_service,
+                pending=snap.pending,
+                copies=snap.copies_in_service,
+                desired_capacity=scaler.desired,
+                signal=scaler.signal(minute),
+                alarms=sorted(name for name, alarm in alarms.items() if alarm.state == ALARM),
+                backlog=snap.backlog,
+            )
+        )
+    return Result(spec, scenario, rows, scaler.activities, scaler.signal_target)
+
+
+def _concurrency(fleet: Fleet, minute: int, rate: float, scenario: Scenario) -> float:
+    """Little's law: requests per second x the latency of the types that serve them (by capacity share)."""
+    units = fleet.serving_units(minute)
+    weights = {t: n * fleet.max_concurrency.get(t, 1.0) for t, n in units.items() if n}
+    total = sum(weights.values())
+    if not total:
+        return rate * scenario.latency_s[fleet.types[0]]
+    return rate * sum(w * scenario.latency_s[t] for t, w in weights.items()) / total
