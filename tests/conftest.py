@@ -36,21 +36,20 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         terminalreporter.write_line(f"tests ran in random order: replay it with -p randomly --randomly-seed={seed}")
 
 
-@pytest.hookimpl(hookwrapper=True)
+@pytest.hookimpl(wrapper=True)
 def pytest_fixture_setup(fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest) -> Any:
     """Fail a shared (not function-scoped) fixture whose value has an editable dict or list."""
-    outcome = yield
-    if fixturedef.scope == "function" or outcome.excinfo is not None:
-        return
-    from support.frozen import is_frozen
+    value = yield
+    if fixturedef.scope != "function":
+        from support.frozen import is_frozen
 
-    value = outcome.get_result()
-    if not is_frozen(value):
-        pytest.fail(
-            f"fixture {fixturedef.argname!r} ({fixturedef.scope} scope) is shared between tests but editable: "
-            "return support.frozen.frozen(value)",
-            pytrace=False,
-        )
+        if not is_frozen(value):
+            pytest.fail(
+                f"fixture {fixturedef.argname!r} ({fixturedef.scope} scope) is shared between tests but editable: "
+                "return support.frozen.frozen(value)",
+                pytrace=False,
+            )
+    return value
 
 
 @pytest.fixture(scope="session")
