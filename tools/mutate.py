@@ -109,6 +109,7 @@ def _stage(module: str) -> Path:
     pyproject += (
         "\n[tool.mutmut]\n"
         'source_paths = ["src"]\n'
+        'also_copy = ["app.py", "cdk.json", "README.md", "stacks", "benchmarks"]\n'
         f'only_mutate = ["src/sagemaker_pools/{module}"]\n'
         f"pytest_add_cli_args_test_selection = {json.dumps(tests)}\n"
         f'pytest_add_cli_args = ["-p", "no:xdist", "--snapshot-warn-unused", {", ".join(json.dumps(a) for a in _NOT_MUTATION_TESTS)}]\n'
