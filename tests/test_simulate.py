@@ -18,6 +18,7 @@ import pytest
 
 from sagemaker_pools.ops.cli import main
 from sagemaker_pools.ops.context import Context
+from support.frozen import frozen
 from sagemaker_pools.ops.aws import AwsOptions, Clients
 from sagemaker_pools.ops.simulate import Scenario, read_fleet, simulate, summarize, to_json
 from sagemaker_pools.ops.simulate.inputs import default_start_up_minutes
@@ -73,7 +74,7 @@ def _weighted_stack(strategy_name: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def weighted_templates() -> dict[str, dict[str, Any]]:
-    return {name: _weighted_stack(name) for name in ("AVERAGE_OVER_TYPES", "MAX_OVER_TYPES", "INSTANCE_WEIGHTED")}
+    return frozen({name: _weighted_stack(name) for name in ("AVERAGE_OVER_TYPES", "MAX_OVER_TYPES", "INSTANCE_WEIGHTED")})  # type: ignore[no-any-return]
 
 
 def test_average_over_types_never_reaches_its_target_while_max_over_types_scales(weighted_templates: dict[str, Any]) -> None:
