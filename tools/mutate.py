@@ -59,7 +59,12 @@ MODULES: dict[str, list[str]] = {
         "--deselect",
         "tests/ops/test_ops_bench.py::test_open_loop_keeps_the_rate",
     ],
-    "ops/migrate.py": ["tests/ops/test_ops_migrate.py", "tests/ops/test_ops_units.py", "tests/ops/test_ops_errors.py"],
+    "ops/migrate.py": [
+        "tests/ops/test_ops_migrate.py",
+        "tests/ops/test_ops_migrate_plan.py",
+        "tests/ops/test_ops_units.py",
+        "tests/ops/test_ops_errors.py",
+    ],
 }
 
 #: Tests that do not run while mutating: the rule-reach tests parse the library's source, which

@@ -176,7 +176,7 @@ def build_plan(
         update["RetainDeploymentConfig"] = True
 
     stack = next((t["Value"] for t in tags if t["Key"] == CFN_STACK_TAG), None)
-    notes = _notes(variant, user_tags, tags, stack, options.retain_instance_count)
+    notes = _notes(variant, tags, stack, options.retain_instance_count)
     return MigrationPlan(
         endpoint_name=endpoint["EndpointName"],
         endpoint_status=endpoint["EndpointStatus"],
@@ -316,7 +316,6 @@ def _pool_entry(pool: InstancePool) -> dict[str, Any]:
 
 def _notes(
     variant: Mapping[str, Any],
-    user_tags: Mapping[str, str],
     tags: Sequence[Mapping[str, str]],
     stack: str | None,
     retain: bool,
