@@ -84,6 +84,8 @@ EXPECTED_SURVIVORS: set[str] = {
     "sagemaker_pools.pools.x_resolve_pools__mutmut_74",
     "sagemaker_pools.instance_types.x_closest_instance_types__mutmut_20",
     "sagemaker_pools.instance_types.x_has_instance_storage__mutmut_10",
+    "sagemaker_pools.deployment.xǁDeploymentPolicyǁrolling__mutmut_27",
+    "sagemaker_pools.deployment.xǁDeploymentPolicyǁrolling__mutmut_63",
 }
 
 _KILLED = {"killed", "timeout", "segfault", "caught by type check"}
