@@ -86,6 +86,8 @@ EXPECTED_SURVIVORS: set[str] = {
     "sagemaker_pools.instance_types.x_has_instance_storage__mutmut_10",
     "sagemaker_pools.deployment.xǁDeploymentPolicyǁrolling__mutmut_27",
     "sagemaker_pools.deployment.xǁDeploymentPolicyǁrolling__mutmut_63",
+    "sagemaker_pools.ops.migrate.x__with_fallbacks__mutmut_38",
+    "sagemaker_pools.ops.migrate.x__with_fallbacks__mutmut_85",
 }
 
 _KILLED = {"killed", "timeout", "segfault", "caught by type check"}

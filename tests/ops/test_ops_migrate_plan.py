@@ -269,11 +269,18 @@ def test_the_requests_share_nothing_with_the_described_config() -> None:
     # A caller may edit the requests before sending them; the described config must stay what was described.
     cfg = copy.deepcopy(s.SINGLE_CONFIG)
     cfg["DataCaptureConfig"] = copy.deepcopy(s.DATA_CAPTURE)
+    cfg["ProductionVariants"][0]["ManagedInstanceScaling"] = {
+        "Status": "ENABLED",
+        "MinInstanceCount": 1,
+        "MaxInstanceCount": 4,
+        "ScaleInPolicy": {"Strategy": "IDLE_RELEASE", "MaximumStepSize": 1, "CooldownInMinutes": 10},
+    }
     cfg["ProductionVariants"].append(dict(copy.deepcopy(cfg["ProductionVariants"][0]), VariantName="canary"))
     before = copy.deepcopy(cfg)
     plan = _plan(cfg, variant="primary")
     primary, canary = plan.create_request["ProductionVariants"]
     primary["RoutingConfig"]["RoutingStrategy"] = "RANDOM"
+    primary["ManagedInstanceScaling"]["ScaleInPolicy"]["MaximumStepSize"] = 2
     canary["RoutingConfig"]["RoutingStrategy"] = "RANDOM"
     plan.create_request["DataCaptureConfig"]["CaptureOptions"].clear()
     assert cfg == before
