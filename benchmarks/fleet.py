@@ -83,6 +83,12 @@ def lib_fleet(app: App, n: int, per_stack: int = PER_STACK) -> list[Stack]:
                 InstancePool(instance_type="ml.g6.48xlarge", model=models[1], max_concurrency=16),
                 InstancePool(instance_type="ml.p4d.24xlarge", model=models[2], max_concurrency=24),
             ]
+            deployment = DeploymentPolicy.canary(
+                canary_size=CapacitySize.percent(25),
+                wait_interval=Duration.minutes(10),
+                termination_wait=Duration.minutes(5),
+                max_execution_timeout=Duration.hours(2),
+            )
             alarms = PoolAlarms(
                 stack,
                 f"{prefix}EndpointAlarms",
@@ -93,6 +99,7 @@ def lib_fleet(app: App, n: int, per_stack: int = PER_STACK) -> list[Stack]:
                 error_rate_percent=1,
                 fallback_for=Duration.hours(2),
                 max_capacity=8,
+                deployment=deployment,
                 topic=alerts,
             )
             endpoint = PooledEndpoint(
@@ -105,13 +112,7 @@ def lib_fleet(app: App, n: int, per_stack: int = PER_STACK) -> list[Stack]:
                 provision_timeout=Duration.minutes(20),
                 container_startup_health_check_timeout=Duration.minutes(20),
                 model_data_download_timeout=Duration.minutes(30),
-                deployment=DeploymentPolicy.canary(
-                    canary_size=CapacitySize.percent(25),
-                    wait_interval=Duration.minutes(10),
-                    termination_wait=Duration.minutes(5),
-                    max_execution_timeout=Duration.hours(2),
-                    rollback_alarms=alarms.rollback_alarms,
-                ),
+                deployment=deployment.with_rollback_alarms(alarms.rollback_alarms),
                 tags={"workload": "llm"},
             )
             endpoint.auto_scale(min_capacity=2, max_capacity=8).scale_on_weighted_utilization(

@@ -527,8 +527,14 @@ class PoolSpec:
 
 
 def pool_alarms(scope: Construct, id: str, *, endpoint_name: str, pools: Sequence[PoolSpec], topic: str,
-                error_rate_percent: float = 1, fallback_periods: int = 24, max_capacity: int = 8) -> list[cloudwatch.CfnAlarm]:
-    """``PoolAlarms``: p99 latency per type, 5XX rate, fallback in use, at max capacity. Returns the rollback ones."""
+                error_rate_percent: float = 1, fallback_periods: int = 24, max_capacity: int = 8,
+                at_max_periods: int = 7) -> list[cloudwatch.CfnAlarm]:
+    """``PoolAlarms``: p99 latency per type, 5XX rate, fallback in use, at max capacity. Returns the rollback ones.
+
+    ``at_max_periods``: 5-minute periods at max capacity before the alarm fires. The canary
+    deployment runs old and new instances together for 2 bakes of 10 minutes plus 5 minutes of
+    termination wait (25 minutes, up to 6 periods touched), so the alarm needs 7 to stay quiet.
+    """
     variant = dims(EndpointName=endpoint_name, VariantName="AllTraffic")
 
     def per_type(t: str) -> list[dict[str, str]]:
@@ -569,6 +575,13 @@ def pool_alarms(scope: Construct, id: str, *, endpoint_name: str, pools: Sequenc
         datapoints=3,
         topic=topic,
     )
+    def counts(indexed: Sequence[tuple[int, PoolSpec]], statistic: str) -> list[dict[str, Any]]:
+        return [
+            query(f"s{i}", label=f"instances {p.instance_type}",
+                  stat=metric_stat(SAGEMAKER_NS, "InstanceCount", per_type(p.instance_type), statistic, period=300))
+            for i, p in indexed
+        ]
+
     fallbacks = list(enumerate(pools, start=1))[1:]
     math_alarm(
         scope,
@@ -576,30 +589,26 @@ def pool_alarms(scope: Construct, id: str, *, endpoint_name: str, pools: Sequenc
         description=f"{endpoint_name} has run fallback instances ({', '.join(p.instance_type for _, p in fallbacks)}) for "
         f"{fallback_periods * 5} minutes: {pools[0].instance_type} has no capacity",
         metrics=[
-            query("expr_1", expression=" + ".join(f"s{i}" for i, _ in fallbacks), label="fallback instance samples", return_data=True),
-            *[
-                query(f"s{i}", label=f"instances {p.instance_type}",
-                      stat=metric_stat(ENDPOINTS_NS, "CPUUtilization", per_type(p.instance_type), "SampleCount", period=300, unit="Percent"))
-                for i, p in fallbacks
-            ],
+            query("expr_1", expression=" + ".join(f"s{i}" for i, _ in fallbacks), label="fallback instances", return_data=True),
+            *counts(fallbacks, "Maximum"),
         ],
         threshold=0,
         evaluation_periods=fallback_periods,
         datapoints=fallback_periods,
         topic=topic,
     )
+    everything = list(enumerate(pools, start=1))
     math_alarm(
         scope,
         f"{id}AtMaxCapacity",
-        description=f"{endpoint_name} has run at its maximum of {max_capacity} instances for 15 minutes",
+        description=f"{endpoint_name} has run at its maximum of {max_capacity} instances for {at_max_periods * 5} minutes",
         metrics=[
-            query("expr_1", expression="samples / 5", label="instances", return_data=True),
-            query("samples", label="instances",
-                  stat=metric_stat(ENDPOINTS_NS, "CPUUtilization", variant, "SampleCount", period=300, unit="Percent")),
+            query("expr_1", expression=" + ".join(f"s{i}" for i, _ in everything), label="instances", return_data=True),
+            *counts(everything, "Minimum"),
         ],
         threshold=max_capacity - 0.5,
-        evaluation_periods=3,
-        datapoints=3,
+        evaluation_periods=at_max_periods,
+        datapoints=at_max_periods,
         topic=topic,
     )
     return [error_rate, *latency]
@@ -635,7 +644,7 @@ def dashboard_widgets(endpoint_name: str, pools: Sequence[PoolSpec], *, y: int, 
         ("Concurrent requests per model (max)",
          [m(SAGEMAKER_NS, "ConcurrentRequestsPerModel", t, label=t, period=60, stat="Maximum") for t in types], {}, {}),
         ("GPU utilization (% x GPUs)", [m(ENDPOINTS_NS, "GPUUtilization", t, label=t, period=60) for t in types], {}, {}),
-        ("Instances", [m(ENDPOINTS_NS, "CPUUtilization", t, label=t, period=60, stat="SampleCount") for t in types], {}, {}),
+        ("Instances", [m(SAGEMAKER_NS, "InstanceCount", t, label=t, period=60) for t in types], {}, {}),
         ("Invocations per instance",
          [m(SAGEMAKER_NS, "InvocationsPerInstance", t, label=t, period=60, stat="Sum") for t in types], {}, {}),
         ("Errors (4XX / 5XX)",

@@ -68,7 +68,8 @@ def test_one_line_per_instance_type(built: tuple[PoolDashboard, dict[str, Any]])
         assert row[-1]["stat"] in ("p50", "p99")
     instances = _rows(graphs["Instances"])
     assert {r[row_i + 1] for r in instances for row_i, v in enumerate(r) if v == "InstanceType"} == set(TYPES)
-    assert {r[-1]["stat"] for r in instances} == {"SampleCount"}
+    assert {tuple(r[:2]) for r in instances} == {("AWS/SageMaker", "InstanceCount")}
+    assert all("stat" not in r[-1] for r in instances)  # Average, CloudWatch's default
     for title in ("Concurrent requests per model (max)", "GPU utilization (% x GPUs)", "Invocations per instance"):
         assert len(_rows(graphs[title])) == len(TYPES)
     assert len(_rows(graphs["Errors (4XX / 5XX)"])) == 2 * len(TYPES)

@@ -54,3 +54,27 @@ def test_lazy_exports_resolve() -> None:
 
     for name in sagemaker_pools.__all__:
         assert getattr(sagemaker_pools, name) is not None, name
+
+
+def _imported_modules(path: Path) -> set[str]:
+    """Every module ``path`` imports, at any depth (lazy and TYPE_CHECKING imports included)."""
+    import ast
+
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            names.add("." * node.level + (node.module or ""))
+        elif isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+    return names
+
+
+def test_scaling_and_components_sit_below_the_endpoint() -> None:
+    """The endpoint builds its scaling and its components: they must not import it back, not even
+    lazily or for type checking (they depend on the protocols in ``sources.py``)."""
+    package = ROOT / "constructs" / "sagemaker_pools"
+    for module in ("scaling.py", "inference_component.py", "sources.py", "queries.py", "metrics.py"):
+        imported = _imported_modules(package / module)
+        assert not {".endpoint", "sagemaker_pools.endpoint"} & imported, module
+    # and the rule is not vacuous: the endpoint does import them
+    assert {".scaling", ".inference_component"} <= _imported_modules(package / "endpoint.py")

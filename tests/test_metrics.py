@@ -9,7 +9,8 @@ from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 
 from sagemaker_pools import InstancePool, MetricSource, PoolConfigError, PooledEndpoint, sagemaker_metric
-from sagemaker_pools.metrics import SAGEMAKER_METRICS, flatten_metric
+from sagemaker_pools.metrics import SAGEMAKER_METRICS
+from sagemaker_pools.queries import flatten, from_cloudwatch
 from support.synth import imported_model, new_stack
 
 G6E, G6 = "ml.g6e.48xlarge", "ml.g6.48xlarge"
@@ -54,7 +55,7 @@ HELPERS = {
     "metric_memory_utilization": ("/aws/sagemaker/Endpoints", "MemoryUtilization", "Average", cloudwatch.Unit.PERCENT),
     "metric_gpu_utilization": ("/aws/sagemaker/Endpoints", "GPUUtilization", "Average", cloudwatch.Unit.PERCENT),
     "metric_gpu_memory_utilization": ("/aws/sagemaker/Endpoints", "GPUMemoryUtilization", "Average", cloudwatch.Unit.PERCENT),
-    "metric_instance_count": ("/aws/sagemaker/Endpoints", "CPUUtilization", "SampleCount", cloudwatch.Unit.PERCENT),
+    "metric_instance_count": ("AWS/SageMaker", "InstanceCount", "Average", None),
 }
 
 
@@ -138,8 +139,8 @@ def test_every_known_metric_has_a_documented_namespace() -> None:
 
 
 def test_flatten_counts_nested_math(endpoint: PooledEndpoint) -> None:
-    flat = flatten_metric(endpoint.metric_weighted_utilization())
+    flat = flatten(from_cloudwatch(endpoint.metric_weighted_utilization()))
     assert sorted(flat.stats) == ["c1", "c2"] and sorted(flat.expressions) == ["u1", "u2"]
     assert flat.expression == "MAX([u1, u2])"
-    single = flatten_metric(endpoint.metric_invocations())
+    single = flatten(from_cloudwatch(endpoint.metric_invocations()))
     assert single.expression is None and list(single.stats) == ["m1"]

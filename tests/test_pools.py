@@ -61,3 +61,6 @@ def test_token_detection_fast_paths_agree_with_cdk() -> None:
         assert is_unresolved(value) is not isinstance(value, cdk.Duration)
     for value in ("ml.g6e.48xlarge", "${not a token}", 3, 2.5, -1e30, True, None):
         assert is_unresolved(value) is False
+    # Containers: decided in Python, the same way CDK decides.
+    for value in ({"A": "b"}, {"A": text}, ["a", "b"], [text], [], [listed[0]]):
+        assert is_unresolved(value) == cdk.Token.is_unresolved(value), value

@@ -304,7 +304,7 @@ def test_a_step_below_the_threshold_scales_in() -> None:
     ],
 )
 def test_units_are_spelled_as_cloudwatch_does(unit: cloudwatch.Unit, name: str) -> None:
-    from sagemaker_pools.scaling import _unit_name
+    from sagemaker_pools.queries import unit_name as _unit_name
 
     assert _unit_name(unit) == name
 

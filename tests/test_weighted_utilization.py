@@ -78,7 +78,7 @@ def build_policies() -> dict[tuple[str, str], list[dict[str, Any]]]:
     return {key: _queries(template, endpoint_id) for key, endpoint_id in built.items()}
 
 
-def fleet_data(fleet: Fleet, samples_per_instance: int = 1) -> Callable[[Mapping[str, Any]], float | None]:
+def fleet_data(fleet: Fleet, count_factor: int = 1) -> Callable[[Mapping[str, Any]], float | None]:
     """What CloudWatch holds for ``fleet`` at one timestamp: nothing for a type without instances."""
 
     def data(stat: Mapping[str, Any]) -> float | None:
@@ -91,8 +91,8 @@ def fleet_data(fleet: Fleet, samples_per_instance: int = 1) -> Callable[[Mapping
         if metric["MetricName"] == "ConcurrentRequestsPerModel":
             assert stat["Stat"] == "Maximum"
             return in_flight
-        assert (metric["MetricName"], stat["Stat"]) == ("CPUUtilization", "SampleCount")
-        return float(instances * samples_per_instance)
+        assert (metric["Namespace"], metric["MetricName"], stat["Stat"]) == ("AWS/SageMaker", "InstanceCount", "Average")
+        return float(instances * count_factor)
 
     return data
 
@@ -144,12 +144,12 @@ def test_adding_empty_pools_changes_nothing(policies: Any, strategy: Utilization
         assert one == pytest.approx(in_flight / 32)
 
 
-def test_instance_weighting_ignores_the_samples_per_instance(policies: Any) -> None:
-    """SampleCount = instances x (period / publish interval): only the ratio between types matters."""
+def test_instance_weighting_ignores_a_doubled_count(policies: Any) -> None:
+    """Old and new fleets both counted during a blue/green deployment: only the ratio between types matters."""
     for scenario, fleet in SCENARIOS.items():
-        at_60s = read(policies, "example", UtilizationStrategy.INSTANCE_WEIGHTED, fleet, k=1)
-        at_10s = read(policies, "example", UtilizationStrategy.INSTANCE_WEIGHTED, fleet, k=6)
-        assert at_10s == pytest.approx(at_60s), scenario
+        once = read(policies, "example", UtilizationStrategy.INSTANCE_WEIGHTED, fleet, k=1)
+        doubled = read(policies, "example", UtilizationStrategy.INSTANCE_WEIGHTED, fleet, k=2)
+        assert doubled == pytest.approx(once), scenario
 
 
 def test_instance_weighting_falls_back_to_the_maximum_without_a_count_signal(policies: Any) -> None:
@@ -157,7 +157,7 @@ def test_instance_weighting_falls_back_to_the_maximum_without_a_count_signal(pol
     data = fleet_data(fleet)
 
     def no_counts(stat: Mapping[str, Any]) -> float | None:
-        return None if stat["Stat"] == "SampleCount" else data(stat)
+        return None if stat["Metric"]["MetricName"] == "InstanceCount" else data(stat)
 
     weighted = evaluate(policies[("example", "INSTANCE_WEIGHTED")], no_counts)
     assert weighted == pytest.approx(reference(UtilizationStrategy.MAX_OVER_TYPES, EXAMPLE, fleet))

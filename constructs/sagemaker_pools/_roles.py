@@ -25,10 +25,11 @@ def new_execution_role(scope: Construct, *, wildcard_reason: str, id: str = "Exe
     cdk-nag users need not repeat it.
     """
     role = iam.Role(scope, id, assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"))
+    stack = Stack.of(scope)
     # Log groups are named after endpoints and inference components, which may be generated:
     # scope to SageMaker's two prefixes.
     log_groups = [
-        Stack.of(scope).format_arn(
+        stack.format_arn(
             service="logs",
             resource="log-group",
             resource_name=f"{prefix}*",
@@ -50,18 +51,21 @@ def new_execution_role(scope: Construct, *, wildcard_reason: str, id: str = "Exe
             conditions={"StringLike": {"cloudwatch:namespace": ["/aws/sagemaker/*", "AWS/SageMaker*"]}},
         )
     )
+    # One acknowledge call for all three (each call is a round trip to Node).
     Validations.of(role).acknowledge(
-        Acknowledgment(id="AwsSolutions::AwsSolutions-IAM5[Resource::*]", reason=wildcard_reason)
+        Acknowledgment(id="AwsSolutions::AwsSolutions-IAM5[Resource::*]", reason=wildcard_reason),
+        *(
+            # The evidence is derived from the resolved ARN: with an explicit stack environment the
+            # region and account are literals, not pseudo parameters.
+            _wildcard_acknowledgment(
+                stack,
+                arn,
+                f"SageMaker names these log groups {prefix}<name> after the endpoint or inference component, a name "
+                "that is generated or not known to this role: scoped to SageMaker's log-group prefix.",
+            )
+            for prefix, arn in zip(LOG_GROUP_PREFIXES, log_groups)
+        ),
     )
-    for prefix, arn in zip(LOG_GROUP_PREFIXES, log_groups):
-        # The evidence is derived from the resolved ARN: with an explicit stack environment the
-        # region and account are literals, not pseudo parameters.
-        acknowledge_wildcard(
-            role,
-            arn,
-            f"SageMaker names these log groups {prefix}<name> after the endpoint or inference component, a name "
-            "that is generated or not known to this role: scoped to SageMaker's log-group prefix.",
-        )
     return role
 
 
@@ -74,10 +78,13 @@ def acknowledge_wildcard(grantee: object, resource_arn: str, reason: str) -> Non
     """
     if not isinstance(grantee, Construct):
         return
-    evidence = _nag_evidence(Stack.of(grantee).resolve(resource_arn))
-    Validations.of(grantee).acknowledge(
-        Acknowledgment(id=f"AwsSolutions::AwsSolutions-IAM5[Resource::{evidence}]", reason=reason)
-    )
+    Validations.of(grantee).acknowledge(_wildcard_acknowledgment(Stack.of(grantee), resource_arn, reason))
+
+
+def _wildcard_acknowledgment(stack: Stack, resource_arn: str, reason: str) -> Acknowledgment:
+    """cdk-nag's AwsSolutions-IAM5 finding id for ``resource_arn``, quoted as cdk-nag prints it."""
+    evidence = _nag_evidence(stack.resolve(resource_arn))
+    return Acknowledgment(id=f"AwsSolutions::AwsSolutions-IAM5[Resource::{evidence}]", reason=reason)
 
 
 def _nag_evidence(value: Any) -> str:

@@ -30,6 +30,13 @@ def is_unresolved(value: object) -> bool:
     elif isinstance(value, float):
         if value > _NUMBER_TOKEN_CEILING:
             return False
+    elif type(value) is dict:
+        # A plain dict is never a token itself (CDK asks whether it is an IResolvable); its
+        # values are checked one by one where they matter.
+        return False
+    elif type(value) in (list, tuple):
+        # CDK's list token is a one-element list holding an encoded "#{Token[...]}" string.
+        return len(value) == 1 and isinstance(value[0], str) and "#{Token[" in value[0]  # type: ignore[arg-type,index]
     from aws_cdk import Token
 
     return bool(Token.is_unresolved(value))

@@ -26,7 +26,9 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
 from .errors import PoolConfigError
-from .metrics import DEFAULT_UTILIZATION_STRATEGY, SAGEMAKER_METRICS, MetricSource, flatten_metric
+from ._validate import seconds_of
+from .metrics import DEFAULT_UTILIZATION_STRATEGY, MetricSource, sagemaker_stat, weighted_utilization_query
+from .queries import dashboard_line, dashboard_lines
 from .pools import InstancePool
 
 if TYPE_CHECKING:
@@ -82,7 +84,7 @@ class PoolDashboard(Construct):
         self.dashboard = cloudwatch.CfnDashboard(self, "Resource", dashboard_name=dashboard_name, dashboard_body=self._body())
         self.utilization_target = utilization_target
         self.period = period
-        self._period_s = int(period.to_seconds())
+        self._period_s = seconds_of(period)
         self.widget_count = 0
         self.metric_count = 0
         for endpoint in endpoints:
@@ -101,8 +103,7 @@ class PoolDashboard(Construct):
         source = MetricSource.variant(endpoint.endpoint_name, endpoint.variant_name)
 
         def line(metric_name: str, t: str, label: str, statistic: str | None = None) -> list[Any]:
-            spec = SAGEMAKER_METRICS[metric_name]
-            return _metric_json(spec.namespace, metric_name, source, t, {"label": label}, period, statistic or spec.statistic)
+            return dashboard_line(sagemaker_stat(metric_name, source, instance_type=t, statistic=statistic), period, label=label)
 
         scaling = endpoint.auto_scaling
         target = (scaling.utilization_target if scaling else None) or self.utilization_target
@@ -111,7 +112,7 @@ class PoolDashboard(Construct):
             ("Model latency p50 / p99 (µs)", [line("ModelLatency", t, f"{t} {s}", s) for t in types for s in ("p50", "p99")]),
             ("Concurrent requests per model (max)", [line("ConcurrentRequestsPerModel", t, t) for t in types]),
             ("GPU utilization (% x GPUs)", [line("GPUUtilization", t, t) for t in types]),
-            ("Instances", [line(source.presence_metric, t, t, "SampleCount") for t in types]),
+            ("Instances", [line("InstanceCount", t, t) for t in types]),
             ("Invocations per instance", [line("InvocationsPerInstance", t, t) for t in types]),
             (
                 "Errors (4XX / 5XX)",
@@ -120,8 +121,8 @@ class PoolDashboard(Construct):
         ]
         weighted = all(p.max_concurrency is not None for p in resolved)
         if weighted:
-            utilization = endpoint.metric_weighted_utilization(strategy=strategy, pools=resolved, period=self.period)
-            graphs.append((f"Weighted utilization ({strategy.value})", _expression_json(utilization, period)))
+            utilization = weighted_utilization_query(source, resolved, strategy=strategy, period=period, field=field)
+            graphs.append((f"Weighted utilization ({strategy.value})", dashboard_lines(utilization, period)))
 
         counts = [len(metrics) for _, metrics in graphs]
         for (title, _), count in zip(graphs, counts):
@@ -189,32 +190,3 @@ class PoolDashboard(Construct):
         # Tokens (endpoint names, the region) stay "${Token[...]}" inside the JSON text and
         # CloudFormation receives an Fn::Join, as CDK's own Dashboard renders it.
         return json.dumps({"widgets": self._widgets}, ensure_ascii=False, separators=(",", ":"))
-
-
-def _metric_json(
-    namespace: str, metric_name: str, source: MetricSource, instance_type: str, options: dict[str, Any], period: int, statistic: str
-) -> list[Any]:
-    """One metric line of a graph, as CloudWatch's dashboard body spells it (dimensions by name)."""
-    dimensions = sorted((*source.dimensions, ("InstanceType", instance_type)))
-    rendered = {**options, "period": period}
-    if statistic != "Average":  # CloudWatch's default statistic: CDK leaves it out too
-        rendered["stat"] = statistic
-    return [namespace, metric_name, *(part for pair in dimensions for part in pair), rendered]
-
-
-def _expression_json(expression: cloudwatch.IMetric, period: int) -> list[list[Any]]:
-    """A metric-math expression as graph lines: the expression shown, its inputs hidden."""
-    flat = flatten_metric(expression, "PoolDashboard.metric")
-    lines: list[list[Any]] = [[{"label": getattr(expression, "label", None) or "", "expression": flat.expression, "period": period}]]
-    for ident, text in flat.expressions.items():
-        entry: dict[str, Any] = {"expression": text, "period": period, "visible": False, "id": ident}
-        if ident in flat.labels:
-            entry = {"label": flat.labels[ident], **entry}
-        lines.append([entry])
-    for ident, stat in flat.stats.items():
-        dimensions = sorted((d.name, d.value) for d in (stat.dimensions or []))
-        options: dict[str, Any] = {"id": ident, "visible": False, "period": period}
-        if stat.statistic != "Average":
-            options["stat"] = stat.statistic
-        lines.append([stat.namespace, stat.metric_name, *(part for pair in dimensions for part in pair), options])
-    return lines

@@ -13,8 +13,9 @@ Ranges are SageMaker's (API reference: TrafficRoutingConfig, RollingUpdatePolicy
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
@@ -67,6 +68,44 @@ class DeploymentPolicy:
     _blue_green: sagemaker.CfnEndpoint.BlueGreenUpdatePolicyProperty | None = None
     _rolling: sagemaker.CfnEndpoint.RollingUpdatePolicyProperty | None = None
     rollback_alarms: tuple[cloudwatch.IAlarm, ...] = field(default=())
+    # (traffic routing type or "ROLLING", step size, wait/bake seconds, termination wait seconds)
+    _timing: tuple[str, CapacitySize | None, int | None, int | None] | None = None
+
+    def with_rollback_alarms(self, rollback_alarms: Sequence[cloudwatch.IAlarm]) -> "DeploymentPolicy":
+        """This policy with ``rollback_alarms`` (0-10) instead of its own.
+
+        For alarms that need the policy first: ``PoolAlarms(deployment=policy)`` sizes its
+        at-max-capacity window from the policy, then the endpoint rolls back on those alarms.
+        """
+        return replace(self, rollback_alarms=DeploymentPolicy._check_alarms(rollback_alarms))
+
+    def fleet_overlap_seconds(self, max_instances: int) -> int | None:
+        """How long old and new instances both run (and publish metrics) once traffic shifts.
+
+        Blue/green: every traffic step is followed by a baking period of ``wait_interval``
+        (all at once: 1 step; canary: the canary and the final step; linear: one per step of
+        ``step_size``), then the old fleet stays for ``termination_wait``. Rolling: each batch
+        is baked for ``bake_time``. The time SageMaker takes to provision the new instances
+        before the first shift is not included. ``None`` when a value is a token.
+
+        Args:
+            max_instances: the fleet's largest size (to count steps given in instances).
+        """
+        if self._timing is None:
+            return None
+        kind, size, wait, termination = self._timing
+        values = (wait, termination, size.value if size else None, max_instances)
+        if any(is_unresolved(v) for v in values if v is not None):
+            return None
+        if kind == "ALL_AT_ONCE":
+            steps = 1
+        elif kind == "CANARY":
+            steps = 2
+        else:  # LINEAR and ROLLING: one bake per step
+            assert size is not None
+            total = 100 if size.type == "CAPACITY_PERCENT" else max(max_instances, size.value)
+            steps = math.ceil(total / size.value)
+        return steps * (wait or 0) + (termination or 0)
 
     # -- blue/green ------------------------------------------------------------------------
 
@@ -158,6 +197,7 @@ class DeploymentPolicy:
                 rollback_maximum_batch_size=rollback_batch_size._render() if rollback_batch_size else None,
             ),
             rollback_alarms=DeploymentPolicy._check_alarms(rollback_alarms),
+            _timing=("ROLLING", batch_size, bake, None),
         )
 
     # -- rendering -------------------------------------------------------------------------
@@ -203,6 +243,7 @@ class DeploymentPolicy:
                 maximum_execution_timeout_in_seconds=timeout,
             ),
             rollback_alarms=DeploymentPolicy._check_alarms(rollback_alarms),
+            _timing=(kind, size, wait, term),
         )
 
     @staticmethod
@@ -224,6 +265,7 @@ class DeploymentPolicy:
             raise PoolConfigError("DeploymentPolicy.rollback_alarms", f"{len(items)} alarms", "at most 10 CloudWatch alarms")
         for alarm in items:
             # jsii interfaces are not runtime-checkable protocols: check the members we use.
-            if not hasattr(alarm, "alarm_name") or not hasattr(alarm, "alarm_arn"):
+            # On the class: reading the properties would be a round trip to Node each.
+            if not hasattr(type(alarm), "alarm_name") or not hasattr(type(alarm), "alarm_arn"):
                 raise PoolConfigError("DeploymentPolicy.rollback_alarms", alarm, "aws_cloudwatch.IAlarm objects (Alarm, Alarm.from_alarm_name ...)")
         return items

@@ -61,10 +61,15 @@ class EndpointBase(Resource):
         variant_name: the production variant.
         pools: the pools in priority order; ``None`` for an imported endpoint (pass them where needed).
         auto_scaling: the variant's autoscaling once :meth:`PooledEndpoint.auto_scale` was called.
+        deployment: the endpoint's deployment policy; ``None`` for SageMaker's default or an
+            imported endpoint.
     """
 
     pools: tuple[InstancePool, ...] | None = None
     auto_scaling: VariantScaling | None = None
+    deployment: DeploymentPolicy | None = None
+    #: True for an endpoint made without a variant model (it hosts inference components).
+    hosts_inference_components: bool = False
 
     def __init__(self, scope: Construct, id: str, *, variant_name: str) -> None:
         super().__init__(scope, id)
@@ -164,7 +169,7 @@ class EndpointBase(Resource):
         return self.metric("GPUMemoryUtilization", instance_type=instance_type, **options)
 
     def metric_instance_count(self, *, instance_type: str | None = None, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
-        """Instances reporting per period: ``SampleCount`` of ``CPUUtilization`` (see :func:`~sagemaker_pools.metrics.instance_count_metric`)."""
+        """``InstanceCount`` of the variant or of one type. Default: Average (see :func:`~sagemaker_pools.metrics.instance_count_metric`)."""
         self._check_metric_instance_type(instance_type)
         return instance_count_metric(MetricSource.variant(self.endpoint_name, self.variant_name), instance_type=instance_type, **options)
 
@@ -347,6 +352,8 @@ class PooledEndpoint(EndpointBase):
         self._provision_timeout_s = timeout_s
         #: The autoscaling minimum, once auto_scale or auto_scale_on_backlog was called.
         self._scaling_min_capacity: int | None = None
+        self.deployment = deployment
+        self.hosts_inference_components = model is None
         self.instance_scaling = instance_scaling
         self.async_inference = async_inference
         #: The async bucket (inputs, responses, failures), or None for a real-time endpoint.

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Unpack
+from typing import Unpack
 
 from aws_cdk import Annotations, Duration, Names, Resource, Tags
 from aws_cdk import aws_applicationautoscaling as appscaling
@@ -30,7 +30,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from ._tokens import is_unresolved
-from ._validate import check_int_range, check_min_max, check_name, check_tags, seconds_in_range
+from ._validate import check_int_range, check_min_max, check_name, check_tags, seconds_in_range, seconds_of
 from .errors import PoolConfigError
 from .hardware import InstanceHardware, hardware_of
 from .instance_types import check_instance_type
@@ -40,13 +40,12 @@ from .metrics import (
     MetricSource,
     UtilizationStrategy,
     sagemaker_metric,
-    weighted_utilization,
+    weighted_utilization_query,
 )
 from .pools import IModel, InstancePool
+from .queries import Math, to_cloudwatch
 from .scaling import DEFAULT_COLD_START, INFERENCE_COMPONENT_COPY_COUNT, ScalableCapacity, StepScaling, inference_component_resource_id
-
-if TYPE_CHECKING:
-    from .endpoint import PooledEndpoint
+from .sources import ComponentHost
 
 __all__ = [
     "InstanceScaling",
@@ -307,17 +306,15 @@ class InferenceComponent(Resource):
         scope: Construct,
         id: str,
         *,
-        endpoint: "PooledEndpoint",
+        endpoint: ComponentHost,
         specifications: Sequence[ComponentSpec],
         copy_count: int = 1,
         deployment: ComponentDeploymentPolicy | None = None,
         inference_component_name: str | None = None,
         tags: Mapping[str, str] | None = None,
     ) -> None:
-        from .endpoint import PooledEndpoint
-
         field_ = "InferenceComponent"
-        if not isinstance(endpoint, PooledEndpoint) or endpoint.model is not None:
+        if not endpoint.hosts_inference_components:
             raise PoolConfigError(
                 f"{field_}.endpoint",
                 endpoint,
@@ -429,7 +426,15 @@ class InferenceComponent(Resource):
         specification for. ``max_concurrency`` comes from each :class:`ComponentSpec`, else from the pool.
         See :func:`~sagemaker_pools.metrics.weighted_utilization`.
         """
-        return weighted_utilization(
+        return to_cloudwatch(  # type: ignore[return-value]
+            self._weighted_utilization_query(strategy=strategy, statistic=statistic, period=seconds_of(period), label=label),
+            period=period,
+        )
+
+    def _weighted_utilization_query(
+        self, *, strategy: UtilizationStrategy, statistic: str, period: int = 60, label: str | None = None
+    ) -> Math:
+        return weighted_utilization_query(
             self._source,
             self._utilization_pools(),
             strategy=strategy,
@@ -501,7 +506,7 @@ class InferenceComponent(Resource):
 
 
 def _check_specifications(
-    specifications: Sequence[ComponentSpec], endpoint: "PooledEndpoint", field: str
+    specifications: Sequence[ComponentSpec], endpoint: ComponentHost, field: str
 ) -> tuple[ComponentSpec, ...]:
     if isinstance(specifications, (str, bytes)) or not isinstance(specifications, Sequence):
         raise PoolConfigError(field, specifications, "a list of 1 to 5 ComponentSpec objects")
@@ -542,7 +547,7 @@ def _check_specifications(
 
 
 def _check_hardware(
-    specs: tuple[ComponentSpec, ...], endpoint: "PooledEndpoint", field: str
+    specs: tuple[ComponentSpec, ...], endpoint: ComponentHost, field: str
 ) -> list[tuple[int, str]]:
     """Refuse requests larger than one instance; return the (index, type) pairs not in the table."""
     unchecked: list[tuple[int, str]] = []
@@ -699,7 +704,7 @@ class ComponentScaling(ScalableCapacity):
             others: as :meth:`~sagemaker_pools.scaling.ScalableCapacity.scale_to_track_metric`.
         """
         return self._track_utilization(
-            lambda: self.component.metric_weighted_utilization(strategy=strategy, statistic=statistic),
+            lambda: self.component._weighted_utilization_query(strategy=strategy, statistic=statistic),
             target,
             (scale_in_cooldown, scale_out_cooldown, disable_scale_in),
         )

@@ -15,7 +15,6 @@ tracking (see ``docs/scaling.md`` for the strategies, their formulas and the val
 from __future__ import annotations
 
 import enum
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypedDict, Unpack
@@ -24,8 +23,10 @@ from aws_cdk import Duration, Token
 from aws_cdk import aws_cloudwatch as cloudwatch
 
 from ._tokens import is_unresolved
+from ._validate import seconds_of
 from .errors import PoolConfigError
 from .pools import InstancePool, resolve_pools
+from .queries import Math, Query, Stat, to_cloudwatch
 
 __all__ = [
     "MetricOptions",
@@ -35,10 +36,12 @@ __all__ = [
     "UtilizationStrategy",
     "DEFAULT_UTILIZATION_STRATEGY",
     "sagemaker_metric",
+    "sagemaker_stat",
     "instance_count_metric",
+    "instance_count_stat",
+    "instance_samples_metric",
     "weighted_utilization",
-    "flatten_metric",
-    "FlatMetric",
+    "weighted_utilization_query",
     "INVOCATION_NAMESPACE",
     "ENDPOINT_NAMESPACE",
     "INFERENCE_COMPONENT_NAMESPACE",
@@ -50,9 +53,6 @@ INVOCATION_NAMESPACE = "AWS/SageMaker"
 ENDPOINT_NAMESPACE = "/aws/sagemaker/Endpoints"
 #: Utilization metrics of inference-component copies (normalized to the copy's reservation).
 INFERENCE_COMPONENT_NAMESPACE = "/aws/sagemaker/InferenceComponents"
-
-#: A metric-math id: a lowercase letter, then letters, digits and underscores (CloudWatch's rule).
-METRIC_ID = re.compile(r"^[a-z][A-Za-z0-9_]*$")
 
 
 class MetricOptions(TypedDict, total=False):
@@ -129,6 +129,9 @@ SAGEMAKER_METRICS: Mapping[str, MetricSpec] = {
     "ApproximateBacklogSizePerInstance": MetricSpec(
         INVOCATION_NAMESPACE, "Average", dimension_keys=_ENDPOINT_ONLY, description="queued async requests per instance"
     ),
+    # Named by the instance-pool launch post among the metrics that carry InstanceType; the
+    # SageMaker metrics reference does not list it (docs/scaling.md, "The per-type count signal").
+    "InstanceCount": MetricSpec(INVOCATION_NAMESPACE, "Average", description="instances of the variant (of one type with InstanceType)"),
     "HasBacklogWithoutCapacity": MetricSpec(
         INVOCATION_NAMESPACE, "Average", dimension_keys=_ENDPOINT_ONLY, description="1 while requests wait and no instance runs"
     ),
@@ -192,6 +195,59 @@ class MetricSource:
         return "CPUUtilizationNormalized" if self.kind == "inference-component" else "CPUUtilization"
 
 
+def sagemaker_stat(
+    metric_name: str,
+    source: MetricSource,
+    *,
+    instance_type: str | None = None,
+    namespace: str | None = None,
+    statistic: str | None = None,
+    period: int = 60,
+    label: str | None = None,
+    unit: cloudwatch.Unit | None = None,
+    dimensions_map: Mapping[str, str] | None = None,
+    account: str | None = None,
+    region: str | None = None,
+    field: str = "metric",
+) -> Stat:
+    """One SageMaker metric of ``source`` as plain query data (see :func:`sagemaker_metric`).
+
+    ``period`` is in seconds; ``statistic`` and ``unit`` default to the documented ones.
+
+    Raises:
+        PoolConfigError: an unknown metric without ``namespace``, or a bad dimension.
+    """
+    spec = SAGEMAKER_METRICS.get(metric_name)
+    if spec is None and namespace is None:
+        raise PoolConfigError(
+            f"{field}.metric_name",
+            metric_name,
+            f"a SageMaker metric ({', '.join(sorted(SAGEMAKER_METRICS))}) or any metric with namespace=...",
+        )
+    dimensions = {k: v for k, v in source.dimensions if spec is None or spec.dimension_keys is None or k in spec.dimension_keys}
+    if instance_type is not None:
+        if not is_unresolved(instance_type) and (not isinstance(instance_type, str) or not instance_type.startswith("ml.")):
+            raise PoolConfigError(f"{field}.instance_type", instance_type, "an ml.* instance type such as 'ml.g6e.48xlarge'")
+        dimensions["InstanceType"] = instance_type
+    for key, value in (dimensions_map or {}).items():
+        if key in dimensions and dimensions[key] != value:
+            raise PoolConfigError(
+                f"{field}.dimensions_map[{key!r}]", value, f"the source's own value {dimensions[key]!r} (dimensions are merged, not replaced)"
+            )
+        dimensions[key] = value
+    return Stat(
+        namespace=namespace or (spec.namespace if spec else ""),
+        metric_name=metric_name,
+        dimensions=tuple(dimensions.items()),
+        statistic=statistic or (spec.statistic if spec else "Average"),
+        period=period,
+        unit=unit if unit is not None else (spec.unit if spec else None),
+        label=label,
+        account=account,
+        region=region,
+    )
+
+
 def sagemaker_metric(
     metric_name: str,
     source: MetricSource,
@@ -214,51 +270,61 @@ def sagemaker_metric(
     Raises:
         PoolConfigError: an unknown metric without ``namespace``, or a bad dimension.
     """
-    spec = SAGEMAKER_METRICS.get(metric_name)
-    if spec is None and namespace is None:
-        raise PoolConfigError(
-            "metric.metric_name",
-            metric_name,
-            f"a SageMaker metric ({', '.join(sorted(SAGEMAKER_METRICS))}) or any metric with namespace=...",
-        )
-    dimensions = {k: v for k, v in source.dimensions if spec is None or spec.dimension_keys is None or k in spec.dimension_keys}
-    if instance_type is not None:
-        if not is_unresolved(instance_type) and (not isinstance(instance_type, str) or not instance_type.startswith("ml.")):
-            raise PoolConfigError("metric.instance_type", instance_type, "an ml.* instance type such as 'ml.g6e.48xlarge'")
-        dimensions["InstanceType"] = instance_type
-    extra = options.get("dimensions_map") or {}
-    for key, value in extra.items():
-        if key in dimensions and dimensions[key] != value:
-            raise PoolConfigError(
-                f"metric.dimensions_map[{key!r}]", value, f"the source's own value {dimensions[key]!r} (dimensions are merged, not replaced)"
-            )
-    dimensions.update(extra)
-    return cloudwatch.Metric(
-        namespace=namespace or (spec.namespace if spec else ""),
-        metric_name=metric_name,
-        dimensions_map=dimensions,
-        statistic=options.get("statistic", spec.statistic if spec else "Average"),
-        unit=options.get("unit", spec.unit if spec else None),
-        period=options.get("period", _ONE_MINUTE),
+    period = options.get("period")
+    stat = sagemaker_stat(
+        metric_name,
+        source,
+        instance_type=instance_type,
+        namespace=namespace,
+        statistic=options.get("statistic"),
+        period=seconds_of(period) if period is not None else 60,
         label=options.get("label"),
-        color=options.get("color"),
+        unit=options.get("unit"),
+        dimensions_map=options.get("dimensions_map"),
         account=options.get("account"),
         region=options.get("region"),
     )
+    return to_cloudwatch(stat, period=period or _ONE_MINUTE, color=options.get("color"))  # type: ignore[return-value]
+
+
+def instance_count_stat(source: MetricSource, *, instance_type: str | None = None, statistic: str | None = None, period: int = 60) -> Stat:
+    """The instances of a variant (for an inference component: its copies), per type or in all.
+
+    For a variant this is ``InstanceCount`` (namespace ``AWS/SageMaker``, dimensions
+    ``EndpointName``, ``VariantName`` and, per type, ``InstanceType``), statistic Average: the
+    instance-pool launch post lists it among the metrics that carry the ``InstanceType`` dimension.
+    For an inference component, whose weight is its copies, it is the ``SampleCount`` of
+    ``CPUUtilizationNormalized`` (see :func:`instance_samples_metric`). See ``docs/scaling.md``,
+    "The per-type count signal".
+    """
+    label = f"instances {instance_type or ''}".strip()
+    if source.kind == "inference-component":
+        return sagemaker_stat(source.presence_metric, source, instance_type=instance_type, statistic="SampleCount", period=period, label=label)
+    return sagemaker_stat("InstanceCount", source, instance_type=instance_type, statistic=statistic, period=period, label=label)
 
 
 def instance_count_metric(
     source: MetricSource, *, instance_type: str | None = None, **options: Unpack[MetricOptions]
 ) -> cloudwatch.Metric:
-    """Instances (for an inference component: copies) that report, per period.
+    """:func:`instance_count_stat` as a CloudWatch metric (``InstanceCount``; copies for an inference component)."""
+    if source.kind == "inference-component":
+        return instance_samples_metric(source, instance_type=instance_type, **options)
+    merged: MetricOptions = {"label": f"instances {instance_type or ''}".strip()}
+    merged.update(options)
+    return sagemaker_metric("InstanceCount", source, instance_type=instance_type, **merged)
 
-    SageMaker documents no instance-count metric with an ``InstanceType`` dimension, so this is the
-    ``SampleCount`` of the per-instance utilization metric (``CPUUtilization``; for inference
+
+def instance_samples_metric(
+    source: MetricSource, *, instance_type: str | None = None, **options: Unpack[MetricOptions]
+) -> cloudwatch.Metric:
+    """Instances (for an inference component: copies) that report, derived from a per-instance metric.
+
+    The ``SampleCount`` of the per-instance utilization metric (``CPUUtilization``; for inference
     components ``CPUUtilizationNormalized``): every instance publishes one data point per publish
     interval, so the count per period is *instances x (period / publish interval)*. With the
     default 60-second publishing and a 1-minute period it is the instance count; with
     ``MetricsConfig.MetricPublishFrequencyInSeconds`` = f, pass ``period=Duration.seconds(f)``.
-    See ``docs/scaling.md``, "The per-type count signal".
+    The alternative to ``InstanceCount`` where that metric is not published (see ``docs/scaling.md``).
     """
     merged: MetricOptions = {"statistic": "SampleCount", "label": f"instances {instance_type or ''}".strip()}
     merged.update(options)
@@ -281,8 +347,8 @@ class UtilizationStrategy(enum.Enum):
     #: ``max_concurrency`` saturates first: tracking the maximum keeps it at the target. Empty
     #: pools read 0 and cannot dilute it. The default.
     MAX_OVER_TYPES = "max-over-types"
-    #: ``sum(u_i * n_i) / sum(n_i)`` with ``n_i`` the instances of type i (``SampleCount`` of
-    #: ``CPUUtilization`` per type): the average utilization per instance, over the types that
+    #: ``sum(u_i * n_i) / sum(n_i)`` with ``n_i`` the instances of type i (``InstanceCount`` per
+    #: type; copies for an inference component): the average utilization per instance, over the types that
     #: have instances. Falls back to the maximum while no instance count reports (``n`` = 0 or
     #: missing), so a missing count signal can never hold the fleet down.
     INSTANCE_WEIGHTED = "instance-weighted"
@@ -301,32 +367,18 @@ def _number(value: float) -> str:
     return f"{value:.9f}".rstrip("0").rstrip(".")
 
 
-def weighted_utilization(
+def weighted_utilization_query(
     source: MetricSource,
     pools: Sequence[InstancePool],
     *,
     strategy: UtilizationStrategy = DEFAULT_UTILIZATION_STRATEGY,
     statistic: str = "Maximum",
-    period: Duration = Duration.minutes(1),
+    period: int = 60,
     label: str | None = None,
     field: str = "weighted_utilization",
-) -> cloudwatch.MathExpression:
-    """The fleet's utilization in 0.0-1.0 from each pool's concurrency and ``max_concurrency``.
-
-    A metric-math expression within CloudWatch's alarm rules (so usable for target tracking and
-    alarms): at most 10 metrics (5 pools x concurrency and instance count), no ``SEARCH``, ids
-    ``c1..c5`` (concurrency of the pool of priority order 1..5), ``s1..s5`` (instance samples),
-    ``u1..u5`` (per-type utilization) and ``n`` (all instance samples).
-
-    Args:
-        source: the variant (or inference component) whose metrics are read.
-        pools: the pools, each with ``max_concurrency`` (per copy for an inference component).
-        strategy: see :class:`UtilizationStrategy`. Default: ``MAX_OVER_TYPES``.
-        statistic: of the concurrency metric. Default: ``"Maximum"`` (its documented statistics
-            are Minimum and Maximum).
-        period: for graphs and alarms (target tracking ignores it). Default: 1 minute.
-        label: Default: ``"Weighted utilization (<strategy>)"``.
-        field: the name errors report.
+) -> Math:
+    """:func:`weighted_utilization` as plain query data (``period`` in seconds), built once and
+    rendered into scaling policies, alarms and dashboards.
 
     Raises:
         PoolConfigError: a pool without ``max_concurrency``, or an invalid pool list.
@@ -343,11 +395,11 @@ def weighted_utilization(
                 "divides each type's concurrent requests by it",
             )
 
-    def expression(text: str, using: Mapping[str, cloudwatch.IMetric], text_label: str | None = None) -> cloudwatch.MathExpression:
-        return cloudwatch.MathExpression(expression=text, using_metrics=dict(using), period=period, label=text_label)
+    def expression(text: str, using: Mapping[str, Query], text_label: str | None = None) -> Math:
+        return Math(text, tuple(using.items()), period, text_label)
 
     concurrency = {
-        f"c{i}": sagemaker_metric(source.concurrency_metric, source, instance_type=p.instance_type, statistic=statistic, period=period)
+        f"c{i}": sagemaker_stat(source.concurrency_metric, source, instance_type=p.instance_type, statistic=statistic, period=period)
         for i, p in enumerate(resolved, start=1)
     }
     utilization = {
@@ -365,74 +417,45 @@ def weighted_utilization(
     if strategy is UtilizationStrategy.MAX_OVER_TYPES:
         return expression(maximum, utilization, label)
     samples = {
-        f"s{i}": instance_count_metric(source, instance_type=p.instance_type, period=period)
-        for i, p in enumerate(resolved, start=1)
+        f"s{i}": instance_count_stat(source, instance_type=p.instance_type, period=period) for i, p in enumerate(resolved, start=1)
     }
-    total = expression(" + ".join(samples), samples, "instance samples")
+    total = expression(" + ".join(samples), samples, "instances")
     weighted = " + ".join(f"u{i} * s{i}" for i in range(1, len(resolved) + 1))
     # FILL: without any count data the condition must still exist, so that the maximum takes over.
     return expression(f"IF(FILL(n, 0) > 0, ({weighted}) / n, {maximum})", {**utilization, **samples, "n": total}, label)
 
 
-@dataclass(frozen=True)
-class FlatMetric:
-    """A metric or a metric-math expression flattened into CloudWatch's query list.
+def weighted_utilization(
+    source: MetricSource,
+    pools: Sequence[InstancePool],
+    *,
+    strategy: UtilizationStrategy = DEFAULT_UTILIZATION_STRATEGY,
+    statistic: str = "Maximum",
+    period: Duration = _ONE_MINUTE,
+    label: str | None = None,
+    field: str = "weighted_utilization",
+) -> cloudwatch.MathExpression:
+    """The fleet's utilization in 0.0-1.0 from each pool's concurrency and ``max_concurrency``.
 
-    Attributes:
-        stats: ``{id: metric stat config}`` of every metric read (math-only ones included).
-        expressions: ``{id: expression}`` of every nested expression (not the top one).
-        expression: the top expression, or ``None`` when the metric is a single metric stat.
-    """
+    A metric-math expression within CloudWatch's alarm rules (so usable for target tracking and
+    alarms): at most 10 metrics (5 pools x concurrency and instance count), no ``SEARCH``, ids
+    ``c1..c5`` (concurrency of the pool of priority order 1..5), ``s1..s5`` (instances per
+    type, :func:`instance_count_stat`), ``u1..u5`` (per-type utilization) and ``n`` (all instances).
 
-    stats: Mapping[str, cloudwatch.MetricStatConfig]
-    expressions: Mapping[str, str]
-    expression: str | None
-    labels: Mapping[str, str]
-
-    @property
-    def metric_count(self) -> int:
-        """Metrics read (what CloudWatch's 10-metric alarm limit counts)."""
-        return len(self.stats)
-
-
-def flatten_metric(metric: cloudwatch.IMetric, field: str = "metric") -> FlatMetric:
-    """Flatten ``metric`` (a Metric or a nested MathExpression) into ids, metric stats and expressions.
+    Args:
+        source: the variant (or inference component) whose metrics are read.
+        pools: the pools, each with ``max_concurrency`` (per copy for an inference component).
+        strategy: see :class:`UtilizationStrategy`. Default: ``MAX_OVER_TYPES``.
+        statistic: of the concurrency metric. Default: ``"Maximum"`` (its documented statistics
+            are Minimum and Maximum).
+        period: for graphs and alarms (target tracking ignores it). Default: 1 minute.
+        label: Default: ``"Weighted utilization (<strategy>)"``.
+        field: the name errors report.
 
     Raises:
-        PoolConfigError: an id used for two different things, or an invalid id.
+        PoolConfigError: a pool without ``max_concurrency``, or an invalid pool list.
     """
-    stats: dict[str, cloudwatch.MetricStatConfig] = {}
-    expressions: dict[str, str] = {}
-    labels: dict[str, str] = {}
-    seen: dict[str, int] = {}
-
-    def visit(ident: str, m: cloudwatch.IMetric) -> None:
-        if not METRIC_ID.match(ident):
-            raise PoolConfigError(f"{field}.id", ident, "a lowercase letter, then letters, digits or underscores")
-        if ident in seen:
-            if seen[ident] != id(m):
-                raise PoolConfigError(f"{field}.id", ident, "each metric-math id naming one metric or expression")
-            return
-        seen[ident] = id(m)
-        config = m.to_metric_config()
-        label = getattr(m, "label", None)
-        if label:
-            labels[ident] = label
-        if config.math_expression is not None:
-            expressions[ident] = config.math_expression.expression
-            for child_id, child in (config.math_expression.using_metrics or {}).items():
-                visit(child_id, child)
-        elif config.metric_stat is not None:
-            stats[ident] = config.metric_stat
-        else:
-            raise PoolConfigError(field, m, "a CloudWatch Metric or MathExpression")
-
-    config = metric.to_metric_config()
-    if config.math_expression is None:
-        if config.metric_stat is None:
-            raise PoolConfigError(field, metric, "a CloudWatch Metric or MathExpression")
-        label = getattr(metric, "label", None)
-        return FlatMetric({"m1": config.metric_stat}, {}, None, {"m1": label} if label else {})
-    for child_id, child in (config.math_expression.using_metrics or {}).items():
-        visit(child_id, child)
-    return FlatMetric(stats, expressions, config.math_expression.expression, labels)
+    query = weighted_utilization_query(
+        source, pools, strategy=strategy, statistic=statistic, period=seconds_of(period), label=label, field=field
+    )
+    return to_cloudwatch(query, period=period)  # type: ignore[return-value]

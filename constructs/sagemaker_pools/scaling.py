@@ -23,7 +23,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import jsii
 from aws_cdk import CfnResource, Duration, Names
@@ -34,14 +33,9 @@ from constructs import Construct
 from ._tokens import is_unresolved
 from ._validate import check_int_range, check_min_max, seconds_in_range
 from .errors import PoolConfigError
-from .metrics import (
-    DEFAULT_UTILIZATION_STRATEGY,
-    UtilizationStrategy,
-    flatten_metric,
-)
-
-if TYPE_CHECKING:
-    from .endpoint import PooledEndpoint
+from .metrics import DEFAULT_UTILIZATION_STRATEGY, MetricSource, UtilizationStrategy, weighted_utilization_query
+from .queries import Math, Query, Stat, flatten, from_cloudwatch, unit_name
+from .sources import ScalableVariant
 
 __all__ = [
     "SERVICE_NAMESPACE",
@@ -87,16 +81,13 @@ def inference_component_resource_id(inference_component_name: str) -> str:
     return f"inference-component/{inference_component_name}"
 
 
-def _unit_name(unit: cloudwatch.Unit) -> str:
-    """CloudWatch's spelling of a CDK unit: ``MICROSECONDS`` -> ``Microseconds``, ``BYTES_PER_SECOND`` -> ``Bytes/Second``."""
-    before, _, after = unit.value.partition("_PER_")
-    return "/".join(part.replace("_", " ").title().replace(" ", "") for part in (before, after) if part)
-
-
 def metric_data_queries(
-    metric: cloudwatch.IMetric, field: str = "metric"
+    metric: cloudwatch.IMetric | Query, field: str = "metric"
 ) -> list[appscaling.CfnScalingPolicy.TargetTrackingMetricDataQueryProperty]:
     """``metric`` as the ``CustomizedMetricSpecification.Metrics`` of a target-tracking policy.
+
+    ``metric`` is a CloudWatch ``Metric``/``MathExpression`` or a plain query
+    (:mod:`sagemaker_pools.queries`), which is what the library's own policies pass.
 
     A single metric becomes one query; a (nested) ``MathExpression`` becomes its metrics and
     expressions with ``ReturnData: false`` and the top expression, id ``result``, with
@@ -108,7 +99,7 @@ def metric_data_queries(
             ids, a cross-account or cross-region metric.
     """
     query = appscaling.CfnScalingPolicy.TargetTrackingMetricDataQueryProperty
-    flat = flatten_metric(metric, field)
+    flat = flatten(metric if isinstance(metric, (Stat, Math)) else from_cloudwatch(metric, field), field)
     if flat.metric_count > MAX_METRICS:
         raise PoolConfigError(
             f"{field}.metrics",
@@ -141,13 +132,13 @@ def metric_data_queries(
                 return_data=single,
                 metric_stat=appscaling.CfnScalingPolicy.TargetTrackingMetricStatProperty(
                     stat=stat.statistic,
-                    unit=_unit_name(stat.unit_filter) if stat.unit_filter is not None else None,
+                    unit=unit_name(stat.unit) if stat.unit is not None else None,
                     metric=appscaling.CfnScalingPolicy.TargetTrackingMetricProperty(
                         namespace=stat.namespace,
                         metric_name=stat.metric_name,
                         dimensions=[
-                            appscaling.CfnScalingPolicy.TargetTrackingMetricDimensionProperty(name=d.name, value=str(d.value))
-                            for d in stat.dimensions or []
+                            appscaling.CfnScalingPolicy.TargetTrackingMetricDimensionProperty(name=name, value=value)
+                            for name, value in stat.rendered_dimensions()
                         ],
                     ),
                 ),
@@ -156,8 +147,7 @@ def metric_data_queries(
     for ident, text in expressions.items():
         queries.append(query(id=ident, expression=text, label=flat.labels.get(ident), return_data=ident == top_id))
     if not single:
-        top_label = getattr(metric, "label", None)
-        queries[-1] = query(id=top_id, expression=flat.expression, label=top_label, return_data=True)
+        queries[-1] = query(id=top_id, expression=flat.expression, label=flat.label, return_data=True)
     return queries
 
 
@@ -295,7 +285,7 @@ class ScalableCapacity(Construct):
 
     def _track_utilization(
         self,
-        utilization: Callable[[], cloudwatch.IMetric],
+        utilization: Callable[[], Query],
         target: float,
         behaviour: tuple[Duration | None, Duration | None, bool],
     ) -> appscaling.CfnScalingPolicy:
@@ -320,7 +310,7 @@ class ScalableCapacity(Construct):
         id: str,
         *,
         target_value: float,
-        metric: cloudwatch.IMetric,
+        metric: cloudwatch.IMetric | Query,
         scale_in_cooldown: Duration | None = None,
         scale_out_cooldown: Duration | None = None,
         disable_scale_in: bool = False,
@@ -506,7 +496,7 @@ class VariantScaling(ScalableCapacity):
         utilization_strategy: its strategy, once called.
     """
 
-    def __init__(self, scope: Construct, id: str, *, endpoint: PooledEndpoint, min_capacity: int, max_capacity: int) -> None:
+    def __init__(self, scope: Construct, id: str, *, endpoint: ScalableVariant, min_capacity: int, max_capacity: int) -> None:
         field = "PooledEndpoint.auto_scale"
         check_int_range(min_capacity, f"{field}.min_capacity", 1, None, "instances (a variant without inference components cannot scale to zero)")
         check_int_range(max_capacity, f"{field}.max_capacity", 1, None, "instances")
@@ -554,7 +544,13 @@ class VariantScaling(ScalableCapacity):
             disable_scale_in: Default: ``False``.
         """
         policy = self._track_utilization(
-            lambda: self.endpoint.metric_weighted_utilization(strategy=strategy, statistic=statistic),
+            lambda: weighted_utilization_query(
+                MetricSource.variant(self.endpoint.endpoint_name, self.endpoint.variant_name),
+                self.endpoint.pools or (),
+                strategy=strategy,
+                statistic=statistic,
+                field="PooledEndpoint",
+            ),
             target,
             (scale_in_cooldown, scale_out_cooldown, disable_scale_in),
         )

@@ -111,8 +111,18 @@ class RealtimePooledLlmStack(Stack):
         alerts_key.grant(iam.ServicePrincipal("cloudwatch.amazonaws.com"), "kms:Decrypt", "kms:GenerateDataKey*")
         self.alerts = sns.Topic(self, "Alerts", master_key=alerts_key, enforce_ssl=True)
 
+        # Canary deploys: 25 % of the new fleet first, baked 10 minutes, then the rest (baked
+        # again), the old fleet kept 5 minutes more. Rolled back on the alarms below.
+        deployment = DeploymentPolicy.canary(
+            canary_size=CapacitySize.percent(25),
+            wait_interval=Duration.minutes(10),
+            termination_wait=Duration.minutes(5),
+            max_execution_timeout=Duration.hours(2),
+        )
+
         # The alarms watch the endpoint by its fixed name, so they exist before the endpoint and
-        # its DeploymentConfig can name the rollback ones.
+        # its DeploymentConfig can name the rollback ones. The at-max-capacity alarm's window
+        # outlasts the deployment's fleet overlap (old and new instances both count).
         self.alarms = PoolAlarms(
             self,
             "Alarms",
@@ -124,6 +134,7 @@ class RealtimePooledLlmStack(Stack):
             error_rate_percent=1,
             fallback_for=Duration.hours(2),
             max_capacity=MAX_INSTANCES,
+            deployment=deployment,
             topic=self.alerts,
         )
         self.rollback_alarm = self.alarms.error_rate_alarm
@@ -138,13 +149,7 @@ class RealtimePooledLlmStack(Stack):
             provision_timeout=Duration.minutes(20),
             container_startup_health_check_timeout=Duration.minutes(20),
             model_data_download_timeout=Duration.minutes(30),
-            deployment=DeploymentPolicy.canary(
-                canary_size=CapacitySize.percent(25),
-                wait_interval=Duration.minutes(10),
-                termination_wait=Duration.minutes(5),
-                max_execution_timeout=Duration.hours(2),
-                rollback_alarms=self.alarms.rollback_alarms,
-            ),
+            deployment=deployment.with_rollback_alarms(self.alarms.rollback_alarms),
             tags={"workload": "llm"},
         )
 

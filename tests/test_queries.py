@@ -1,0 +1,133 @@
+"""The plain-Python query model: one rendering whether a metric came in as CDK objects or as data,
+no CDK CloudWatch objects behind the library's own scaling, alarms and dashboards, and the
+lightweight ``IAlarm`` the alarms are."""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Iterator
+from typing import Any
+
+import jsii
+import pytest
+from aws_cdk import Duration, Stack
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_cloudwatch_actions as cw_actions
+from aws_cdk import aws_sns as sns
+
+from sagemaker_pools import InstancePool, PoolAlarms, PoolConfigError, PoolDashboard, PooledEndpoint, UtilizationStrategy
+from sagemaker_pools.metrics import MetricSource, weighted_utilization_query
+from sagemaker_pools.queries import Math, Stat, flatten, from_cloudwatch, to_cloudwatch
+from sagemaker_pools.scaling import metric_data_queries
+from support.synth import imported_model, new_stack, resources, template_of
+
+POOLS = [
+    InstancePool(instance_type="ml.g6e.48xlarge", max_concurrency=32),
+    InstancePool(instance_type="ml.g6.48xlarge", max_concurrency=16),
+    InstancePool(instance_type="ml.p4d.24xlarge", max_concurrency=24),
+]
+
+
+@pytest.fixture()
+def created() -> Iterator[collections.Counter[str]]:
+    """Counts the jsii objects created (by class name) while the test runs."""
+    counts: collections.Counter[str] = collections.Counter()
+    original = jsii.create
+
+    def counting(cls: Any, *args: Any, **kwargs: Any) -> Any:
+        counts[getattr(cls, "__name__", type(cls).__name__)] += 1
+        return original(cls, *args, **kwargs)
+
+    jsii.create = counting
+    try:
+        yield counts
+    finally:
+        jsii.create = original
+
+
+def _endpoint(stack: Stack) -> PooledEndpoint:
+    return PooledEndpoint(stack, "Ep", model=imported_model(stack), pools=POOLS, endpoint_name="llm", initial_instance_count=2)
+
+
+def test_scaling_alarms_and_dashboard_make_no_cloudwatch_objects(created: collections.Counter[str]) -> None:
+    stack = new_stack()
+    endpoint = _endpoint(stack)
+    endpoint.auto_scale(min_capacity=2, max_capacity=8).scale_on_weighted_utilization(strategy=UtilizationStrategy.INSTANCE_WEIGHTED)
+    PoolAlarms(stack, "Alarms", endpoint=endpoint, topic=sns.Topic(stack, "Topic"))
+    PoolDashboard(stack, "Dashboard", endpoints=[endpoint])
+    assert {k: created[k] for k in ("Metric", "MathExpression", "Alarm", "GraphWidget")} == dict.fromkeys(
+        ("Metric", "MathExpression", "Alarm", "GraphWidget"), 0
+    )
+    assert created["CfnAlarm"] == 6 and created["CfnScalingPolicy"] == 1
+    # The public edge still hands out CDK objects.
+    assert isinstance(endpoint.metric_weighted_utilization(), cloudwatch.MathExpression)
+    assert created["MathExpression"] > 0
+
+
+@pytest.mark.parametrize("strategy", list(UtilizationStrategy))
+def test_the_public_metric_and_the_query_render_the_same_policy(strategy: UtilizationStrategy) -> None:
+    stack = new_stack()
+    endpoint = _endpoint(stack)
+    source = MetricSource.variant(endpoint.endpoint_name, endpoint.variant_name)
+    direct = metric_data_queries(weighted_utilization_query(source, POOLS, strategy=strategy))
+    through_cdk = metric_data_queries(endpoint.metric_weighted_utilization(strategy=strategy))
+    resolve = Stack.of(endpoint).resolve
+    assert resolve(through_cdk) == resolve(direct)
+
+
+def test_to_and_from_cloudwatch_round_trip() -> None:
+    source = MetricSource.variant("llm", "AllTraffic")
+    query = weighted_utilization_query(source, POOLS, strategy=UtilizationStrategy.INSTANCE_WEIGHTED, period=300)
+    back = from_cloudwatch(to_cloudwatch(query))
+    assert flatten(back) == flatten(query)
+    stat = Stat("AWS/SageMaker", "ModelLatency", (("EndpointName", "llm"),), "p99", 60, cloudwatch.Unit.MICROSECONDS, "p99")
+    assert from_cloudwatch(to_cloudwatch(stat)) == stat
+    # CDK's MathExpression applies its own period to every input.
+    slow = Stat("AWS/SageMaker", "InstanceCount", (("EndpointName", "llm"),), "Minimum", 300)
+    mixed = from_cloudwatch(to_cloudwatch(Math("100 * s / n", (("s", stat), ("n", slow)), 60, "mixed")))
+    assert {k: v.period for k, v in flatten(mixed).stats.items()} == {"s": 60, "n": 60}
+
+
+def test_flatten_refuses_an_id_for_two_things() -> None:
+    a = Stat("AWS/SageMaker", "Invocations", (), "Sum")
+    b = Stat("AWS/SageMaker", "Invocation5XXErrors", (), "Sum")
+    inner = Math("x", (("x", a),))
+    with pytest.raises(PoolConfigError) as error:
+        flatten(Math("x + y", (("y", inner), ("x", b))), "m")
+    assert error.value.field == "m.id"
+    with pytest.raises(PoolConfigError):
+        flatten(Math("X", (("X", a),)), "m")  # ids start with a lowercase letter
+
+
+def test_alarms_are_ialarms_over_their_cfn_alarm() -> None:
+    stack = new_stack()
+    alarms = PoolAlarms(stack, "Alarms", endpoint=PooledEndpoint.from_endpoint_name(stack, "E", "llm"), pools=POOLS, max_capacity=8)
+    topic = sns.Topic(stack, "Late")
+    alarms.error_rate_alarm.add_alarm_action(cw_actions.SnsAction(topic))
+    alarms.error_rate_alarm.add_ok_action(cw_actions.SnsAction(topic))
+    cloudwatch.CompositeAlarm(
+        stack,
+        "Either",
+        alarm_rule=cloudwatch.AlarmRule.any_of(
+            *(cloudwatch.AlarmRule.from_alarm(a, cloudwatch.AlarmState.ALARM) for a in alarms.rollback_alarms)
+        ),
+    )
+    template = template_of(stack)
+    error_rate = next(v["Properties"] for k, v in resources(template, "AWS::CloudWatch::Alarm").items() if k.startswith("AlarmsErrorRate5xx"))
+    topic_id = next(k for k in resources(template, "AWS::SNS::Topic") if k.startswith("Late"))
+    assert error_rate["AlarmActions"] == error_rate["OKActions"] == [{"Ref": topic_id}]
+    (composite,) = resources(template, "AWS::CloudWatch::CompositeAlarm").values()
+    rule = str(composite["Properties"]["AlarmRule"])
+    assert all(f"'{k}', 'Arn'" in rule for k in resources(template, "AWS::CloudWatch::Alarm") if not k.startswith(("AlarmsFallback", "AlarmsAtMax")))
+    assert alarms.error_rate_alarm.node.default_child.node.path == alarms.error_rate_alarm.resource.node.path  # type: ignore[union-attr]
+
+
+def test_duration_validators_accept_tokens() -> None:
+    from aws_cdk import Token
+
+    from sagemaker_pools._validate import seconds_in_range
+
+    token = Duration.seconds(Token.as_number({"Ref": "Wait"}))
+    assert seconds_in_range(token, "x", 0, 10) is not None  # not checked: known only at deploy time
+    with pytest.raises(PoolConfigError):
+        seconds_in_range(Duration.minutes(2), "x", 0, 60)
