@@ -105,7 +105,7 @@ class EndpointBase(Resource):
             resource_arns=[self.endpoint_arn],
         )
 
-    # -- metrics (issue 3): thin wrappers over sagemaker_pools.metrics ------------------------
+    # -- metrics: thin wrappers over sagemaker_pools.metrics ------------------------
 
     def metric(
         self,
@@ -454,7 +454,7 @@ class PooledEndpoint(EndpointBase):
         """The name of the current (generated) endpoint configuration."""
         return str(self.endpoint_config.attr_endpoint_config_name)
 
-    # -- inference components and async (issue 4) -----------------------------------------
+    # -- inference components and async ---------------------------------------------------
 
     def add_inference_component(
         self,
@@ -650,7 +650,7 @@ class PooledEndpoint(EndpointBase):
         check_name(variant_name, "PooledEndpoint.from_endpoint_name.variant_name")
         return _ImportedEndpoint(scope, id, endpoint_name, variant_name)
 
-    # -- autoscaling (issue 3) ------------------------------------------------------------------
+    # -- autoscaling ----------------------------------------------------------------------------
 
     def auto_scale(self, *, max_capacity: int, min_capacity: int | None = None) -> VariantScaling:
         """Let Application Auto Scaling change this variant's instance count; add policies to the result.
