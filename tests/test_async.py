@@ -177,7 +177,7 @@ def test_has_backlog_without_capacity_wakes_the_endpoint(example: dict[str, Any]
     (step_id,) = [k for k, v in policies.items() if v["Properties"]["PolicyType"] == "StepScaling"]
     assert policies[step_id]["Properties"]["StepScalingPolicyConfiguration"] == {
         "AdjustmentType": "ChangeInCapacity",
-        "Cooldown": 1200,  # one cold start, not the recipe's 300 s (test_wake_from_zero.py)
+        "Cooldown": 2400,  # provisioning timeout + cold start, not the recipe's 300 s (test_wake_from_zero.py)
         "MetricAggregationType": "Maximum",
         "StepAdjustments": [{"MetricIntervalLowerBound": 0, "ScalingAdjustment": 1}],
     }
