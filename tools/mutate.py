@@ -46,7 +46,12 @@ MODULES: dict[str, list[str]] = {
     "instance_types.py": ["tests/test_pools.py", "tests/test_bad_input.py", "tests/test_layout.py"],
     "routing.py": ["tests/test_endpoint.py", "tests/test_bad_input.py"],
     "deployment.py": ["tests/test_deployment.py", "tests/test_endpoint.py", "tests/test_bad_input.py"],
-    "metrics.py": ["tests/test_metrics.py", "tests/test_alarms.py"],
+    "metrics.py": [
+        "tests/test_metrics.py",
+        "tests/test_alarms.py",
+        "tests/test_queries.py",
+        "tests/test_weighted_utilization.py",
+    ],
     "scaling.py": ["tests/test_scaling.py", "tests/test_weighted_utilization.py"],
     # (without the timing tests of the local bench server: they measure the machine, not the statistics)
     "ops/bench/stats.py": [
