@@ -106,7 +106,7 @@ def _stage(module: str) -> Path:
     where.mkdir(parents=True)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", ".hypothesis")
     shutil.copytree(LIBRARY, where / "src" / "sagemaker_pools", ignore=ignore)
-    for folder in ("stacks", "tests"):
+    for folder in ("stacks", "tests", "docs"):  # (tests compare docs/ with what the code does)
         shutil.copytree(ROOT / folder, where / folder, ignore=ignore)
     for name in ("app.py", "cdk.json", "README.md"):
         shutil.copy2(ROOT / name, where / name)
@@ -123,7 +123,7 @@ def _stage(module: str) -> Path:
     pyproject += (
         "\n[tool.mutmut]\n"
         'source_paths = ["src"]\n'
-        'also_copy = ["app.py", "cdk.json", "README.md", "stacks", "benchmarks"]\n'
+        'also_copy = ["app.py", "cdk.json", "README.md", "stacks", "benchmarks", "docs"]\n'
         f'only_mutate = ["src/sagemaker_pools/{module}"]\n'
         f"pytest_add_cli_args_test_selection = {json.dumps(tests)}\n"
         f'pytest_add_cli_args = ["-p", "no:xdist", "--snapshot-warn-unused", {", ".join(json.dumps(a) for a in _NOT_MUTATION_TESTS)}]\n'
