@@ -1,4 +1,4 @@
-# make synth | make test | make typecheck | make bench | make simulate-example  -- each creates .venv on first use.
+# make synth | make test | make typecheck | make bench | make simulate-example | make mutate  -- each creates .venv on first use.
 SHELL := /bin/bash
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 PYTHON ?= python3
@@ -8,7 +8,7 @@ BASE := $(VENV)/.installed-base
 DEV := $(VENV)/.installed-dev
 CLI := node_modules/.installed
 
-.PHONY: synth test typecheck bench simulate-example clean
+.PHONY: synth test typecheck bench simulate-example mutate clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -46,5 +46,10 @@ bench: $(DEV)
 simulate-example: $(DEV)
 	$(PY) tools/simulate_example.py
 
+## mutation testing of the decision-making modules (docs/testing.md); not part of `make test`
+## MUTATE_ARGS: module names (see MODULES in tools/mutate.py), --report, --diffs
+mutate: $(DEV) $(CLI)
+	nice -n 19 $(PY) tools/mutate.py $(MUTATE_ARGS)
+
 clean:
-	rm -rf cdk.out .pytest_cache .mypy_cache
+	rm -rf cdk.out .pytest_cache .mypy_cache build/mutate

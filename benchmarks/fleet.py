@@ -116,7 +116,7 @@ def lib_fleet(app: App, n: int, per_stack: int = PER_STACK) -> list[Stack]:
                 tags={"workload": "llm"},
             )
             endpoint.auto_scale(min_capacity=2, max_capacity=8).scale_on_weighted_utilization(
-                target=0.7, scale_out_cooldown=Duration.minutes(10), scale_in_cooldown=Duration.minutes(20)
+                target=0.7, scale_out_cooldown=Duration.minutes(15), scale_in_cooldown=Duration.minutes(20)
             )
             endpoints.append(endpoint)
         PoolDashboard(stack, "Dashboard", endpoints=endpoints)

@@ -364,9 +364,13 @@ def pooled_endpoint(
 # -- scaling, alarms and dashboards, by hand -----------------------------------------------------
 
 SAGEMAKER_NS = "AWS/SageMaker"
-#: A wake-up step adds one unit, then waits out a GPU cold start before it may add another: the
-#: alarm re-invokes it every minute until the unit serves.
+#: A GPU unit's cold start once its pool has capacity. Component copies wait it out before
+#: target tracking adds more (Application Auto Scaling's default there is no cooldown at all).
 COLD_START_SECONDS = 1200
+#: A wake-up step adds one unit, then waits before it may add another: the alarm re-invokes it
+#: every minute until the unit serves, which may take the 20-minute provisioning timeout on a
+#: pool without capacity and then the cold start on the next.
+WAKE_UP_COOLDOWN_SECONDS = 1200 + COLD_START_SECONDS
 ENDPOINTS_NS = "/aws/sagemaker/Endpoints"
 
 
@@ -748,7 +752,7 @@ def realtime_endpoint(scope: Construct, id: str, *, endpoint_name: str, models: 
         ),
         target_value=0.7,
         scale_in_cooldown=1200,
-        scale_out_cooldown=600,
+        scale_out_cooldown=900,
     )
     return endpoint
 
@@ -848,7 +852,7 @@ def inference_component_pools(app: App, name: str = "InferenceComponentPools") -
         "LlmComponentScaleFromZero",
         target,
         name="llm-component-scale-from-zero",
-        cooldown=COLD_START_SECONDS,
+        cooldown=WAKE_UP_COOLDOWN_SECONDS,
         metric_name="NoCapacityInvocationFailures",
         dimensions=dims(InferenceComponentName="llm-pooled-ic"),
         statistic="Sum",
@@ -867,6 +871,7 @@ def inference_component_pools(app: App, name: str = "InferenceComponentPools") -
         ),
         target_value=0.7,
         scale_in_cooldown=900,
+        scale_out_cooldown=COLD_START_SECONDS,
     )
     return stack
 
@@ -948,7 +953,7 @@ def async_scale_to_zero(app: App, name: str = "AsyncScaleToZero") -> Stack:
         "BatchEndpointScaleFromZero",
         target,
         name="batch-endpoint-scale-from-zero",
-        cooldown=COLD_START_SECONDS,
+        cooldown=WAKE_UP_COOLDOWN_SECONDS,
         metric_name="HasBacklogWithoutCapacity",
         dimensions=dims(EndpointName=name),
         statistic="Average",

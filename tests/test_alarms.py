@@ -10,6 +10,7 @@ from aws_cdk import Duration
 from aws_cdk import aws_sns as sns
 
 from sagemaker_pools import CapacitySize, DeploymentPolicy, InstancePool, PoolAlarms, PoolConfigError, PooledEndpoint
+from support.frozen import frozen
 from support.contract import template_problems
 from sagemaker_pools.metric_math import evaluate
 from support.synth import imported_model, new_stack, resources, template_of
@@ -50,7 +51,7 @@ def template() -> dict[str, Any]:
         endpoint_name="llm",
         deployment=deployment.with_rollback_alarms(alarms.rollback_alarms),
     )
-    return template_of(stack)
+    return frozen(template_of(stack))  # type: ignore[no-any-return]
 
 
 def _alarm(template: dict[str, Any], prefix: str) -> dict[str, Any]:

@@ -3,6 +3,7 @@ is allowed, and leaves nothing in the template."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -28,6 +29,7 @@ from sagemaker_pools import (
     PoolModel,
     Routing,
 )
+from support.rules import unreached_rules
 from support.synth import new_stack, resource_types, template_of
 
 G6E, G6, P4D = "ml.g6e.48xlarge", "ml.g6.48xlarge", "ml.p4d.24xlarge"
@@ -123,11 +125,15 @@ CASES: list[tuple[str, Callable[[cdk.Stack], object] | Staged, str, str]] = [
     ("model name with underscore", lambda s: PoolModel.from_model_name(s, "M", "my_model"), "PoolModel.from_model_name.model_name", "letters, digits and hyphens"),
     ("recommendation ARN", lambda s: PoolModel.from_recommendation(s, "M", model_package_arn="my-package", inference_specification_name="g6"), "model_package_arn", "model package ARN"),
     ("recommendation spec name", lambda s: PoolModel.from_recommendation(s, "M", model_package_arn="arn:aws:sagemaker:us-east-1:123456789012:model-package/llm/3", inference_specification_name="g6_int4"), "inference_specification_name", "letters, digits and hyphens"),
+    ("model image not an image", lambda s: PoolModel(s, "M", image="123456789012.dkr.ecr.us-east-1.amazonaws.com/llm:1"), "PoolModel.image", "a ContainerImage"),  # type: ignore[arg-type]
+    ("model environment not a mapping", lambda s: PoolModel(s, "M", image=ContainerImage.from_image_uri("123456789012.dkr.ecr.us-east-1.amazonaws.com/llm:1"), environment=["A=1"]), "PoolModel.environment", "a mapping of environment variable names"),  # type: ignore[arg-type]
+    ("canary size not a CapacitySize", lambda s: DeploymentPolicy.canary(canary_size=25, wait_interval=Duration.minutes(5)), "DeploymentPolicy.canary.canary_size", "CapacitySize.percent(...)"),  # type: ignore[arg-type]
     ("model subnets without VPC", lambda s: PoolModel(s, "M", image=ContainerImage.from_image_uri("123456789012.dkr.ecr.us-east-1.amazonaws.com/llm:1"), security_groups=[]), "PoolModel.vpc", "a VPC"),
     ("imported endpoint name", lambda s: PooledEndpoint.from_endpoint_name(s, "E", "bad name"), "PooledEndpoint.from_endpoint_name.endpoint_name", "1-63 characters"),
     ("auto_scale without a model", Staged(_hosting, lambda s, e: e.auto_scale(max_capacity=4)), "PooledEndpoint.auto_scale", "InferenceComponent.auto_scale"),
     ("aws: tag on an endpoint", _endpoint(tags={"aws:team": "llm"}), "PooledEndpoint.tags", "does not start with 'aws:'"),
     ("AWS: tag on a component", Staged(_hosting, lambda s, e: e.add_inference_component("C", specifications=[ComponentSpec(model=PoolModel.from_model_name(s, "P", "p"), min_memory_in_mb=1024)], tags={"AWS:cost": "x"})), "InferenceComponent.tags", "does not start with 'aws:'"),
+    ("tags not a mapping", _endpoint(tags=["team=llm"]), "PooledEndpoint.tags", "a mapping of tag keys to values"),
     ("tag key of 129 characters", _endpoint(tags={"k" * 129: "v"}), "PooledEndpoint.tags", "1 to 128 characters"),
     ("tag value of 257 characters", _endpoint(tags={"team": "v" * 257}), "PooledEndpoint.tags", "at most 256 characters"),
     ("environment key with a hyphen", _model({"MAX-TOKENS": "1"}), "PoolModel.environment", "[a-zA-Z_][a-zA-Z0-9_]*"),
@@ -177,9 +183,43 @@ def test_a_long_bad_value_is_quoted_in_at_most_about_200_characters() -> None:
     assert len(err.value.value) == 101  # the attribute keeps the whole value  # type: ignore[arg-type]
 
 
-def test_corpus_covers_enough_rules() -> None:
-    assert len(CASES) >= 25
-    assert len({c[2] for c in CASES}) >= 25  # distinct fields
+def _plain(build: Callable[[cdk.Stack], object] | Staged) -> Callable[[cdk.Stack], object]:
+    """A case as one call on a fresh stack (a staged case: its setup, then its act)."""
+    if isinstance(build, Staged):
+        staged = build
+        return lambda stack: staged.act(stack, staged.setup(stack))
+    return build
+
+
+#: Rules of these modules that a method call on a built endpoint reaches (so not a "nothing
+#: half-written" case above), each with the test that holds it.
+ELSEWHERE = {
+    "endpoint.py:EndpointBase._check_metric_instance_type: 'metric.instance_type'": "test_metrics.py",
+    "endpoint.py:EndpointBase.pools_or: f'{field}.pools'": "test_dashboard.py::test_imported_endpoint_needs_pools",
+}
+
+
+def test_the_corpora_reach_every_rule() -> None:
+    """Every ``raise PoolConfigError`` of the endpoint's modules is reached by a case of the corpora
+    (this one, async's and the inference components'): a new rule needs its case."""
+    import test_async
+    import test_inference_component
+
+    builders = [_plain(c[1]) for corpus in (CASES, test_async.CASES, test_inference_component.CASES) for c in corpus]
+    modules = ["pools.py", "instance_types.py", "routing.py", "deployment.py", "model.py", "endpoint.py", "_validate.py"]
+    assert unreached_rules(builders, modules) == set(ELSEWHERE)
+
+
+def test_messages_read_as_reviewed(snapshot: Any) -> None:
+    """The whole message of every case: users read it, so a wording change shows in review.
+    (Token numbers and object addresses vary from run to run and are normalized.)"""
+    messages = {}
+    for case_id, build, _, _ in CASES:
+        with pytest.raises(PoolConfigError) as err:
+            _plain(build)(new_stack())
+        text = re.sub(r"\$\{Token\[[^\]]*\]\}", "${Token}", str(err.value))
+        messages[case_id] = re.sub(r" at 0x[0-9a-f]+", " at 0x...", text)
+    assert messages == snapshot
 
 
 def test_tokens_skip_static_checks() -> None:

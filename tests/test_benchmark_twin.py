@@ -24,6 +24,7 @@ import fleet  # noqa: E402
 import l1_app  # noqa: E402
 import twin  # noqa: E402
 from app import CONTEXT  # noqa: E402
+from support.frozen import frozen  # noqa: E402
 
 
 def _synth(build: Any) -> dict[str, dict[str, Any]]:
@@ -35,7 +36,7 @@ def _synth(build: Any) -> dict[str, dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def l1_example() -> dict[str, dict[str, Any]]:
-    return _synth(l1_app.build_app)
+    return frozen(_synth(l1_app.build_app))  # type: ignore[no-any-return]
 
 
 def test_every_example_stack_has_an_equal_l1_twin(

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
 
 from sagemaker_pools import InstancePool, PoolConfigError, PoolDashboard, PooledEndpoint, UtilizationStrategy
 from sagemaker_pools import dashboard as dashboard_module
+from support.frozen import frozen
 from support.synth import imported_model, new_stack, resources, template_of
 
 TYPES = ("ml.g6e.48xlarge", "ml.g6.48xlarge", "ml.p4d.24xlarge", "ml.p5.48xlarge", "ml.g5.48xlarge")
@@ -17,13 +19,15 @@ ENDPOINTS = 10
 
 
 def _text(value: Any) -> str:
-    """A dashboard body (Fn::Join of strings and intrinsics) as text, intrinsics as placeholders."""
+    """A dashboard body (Fn::Join of strings and intrinsics) as text, intrinsics as ``<Ref>`` or ``<LogicalId.Attribute>``."""
     if isinstance(value, str):
         return value
     if isinstance(value, dict) and "Fn::Join" in value:
         separator, parts = value["Fn::Join"]
         return separator.join(_text(p) for p in parts)
-    return "placeholder"
+    if isinstance(value, dict) and "Fn::GetAtt" in value:
+        return "<{}.{}>".format(*value["Fn::GetAtt"])
+    return f"<{value['Ref']}>"
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +42,7 @@ def built() -> tuple[PoolDashboard, dict[str, Any]]:
         endpoints.append(endpoint)
     dashboard = PoolDashboard(stack, "Dashboard", endpoints=endpoints, dashboard_name="pools")
     (resource,) = resources(template_of(stack), "AWS::CloudWatch::Dashboard").values()
-    return dashboard, json.loads(_text(resource["Properties"]["DashboardBody"]))
+    return dashboard, frozen(json.loads(_text(resource["Properties"]["DashboardBody"])))
 
 
 def _rows(widget: dict[str, Any]) -> list[list[Any]]:
@@ -73,6 +77,36 @@ def test_one_line_per_instance_type(built: tuple[PoolDashboard, dict[str, Any]])
     for title in ("Concurrent requests per model (max)", "GPU utilization (% x GPUs)", "Invocations per instance"):
         assert len(_rows(graphs[title])) == len(TYPES)
     assert len(_rows(graphs["Errors (4XX / 5XX)"])) == 2 * len(TYPES)
+
+
+def _dims(row: list[Any]) -> dict[str, str]:
+    return dict(zip(row[2:-1:2], row[3:-1:2]))
+
+
+def test_each_line_reads_its_own_endpoint_type_and_statistic(built: tuple[PoolDashboard, dict[str, Any]]) -> None:
+    _, body = built
+    widgets = body["widgets"]
+    for i in range(ENDPOINTS):
+        header, *graphs = widgets[8 * i : 8 * i + 8]
+        name = re.match(r"## (<[^>]+>) / AllTraffic\n", header["properties"]["markdown"])[1]  # type: ignore[index]
+        assert name.startswith(f"<Ep{i}") and name.endswith(".EndpointName>")
+        lines = {
+            g["properties"]["title"]: [(r[0], r[1], _dims(r), r[-1].get("label"), r[-1].get("stat")) for r in _rows(g) if isinstance(r[0], str)]
+            for g in graphs
+        }
+
+        def of(t: str) -> dict[str, str]:
+            return {"EndpointName": name, "InstanceType": t, "VariantName": "AllTraffic"}
+
+        sm, host = "AWS/SageMaker", "/aws/sagemaker/Endpoints"
+        assert lines["Model latency p50 / p99 (µs)"] == [(sm, "ModelLatency", of(t), f"{t} {s}", s) for t in TYPES for s in ("p50", "p99")]
+        assert lines["Concurrent requests per model (max)"] == [(sm, "ConcurrentRequestsPerModel", of(t), t, "Maximum") for t in TYPES]
+        assert lines["GPU utilization (% x GPUs)"] == [(host, "GPUUtilization", of(t), t, None) for t in TYPES]  # Average
+        assert lines["Instances"] == [(sm, "InstanceCount", of(t), t, None) for t in TYPES]  # Average
+        assert lines["Invocations per instance"] == [(sm, "InvocationsPerInstance", of(t), t, "Sum") for t in TYPES]
+        assert lines["Errors (4XX / 5XX)"] == [
+            (sm, f"Invocation{c}Errors", of(t), f"{t} {c}", "Sum") for t in TYPES for c in ("4XX", "5XX")
+        ]
 
 
 def test_header_and_utilization_target(built: tuple[PoolDashboard, dict[str, Any]]) -> None:

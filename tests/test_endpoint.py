@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import aws_cdk as cdk
@@ -25,6 +26,7 @@ from sagemaker_pools import (
     Routing,
 )
 from support.contract import template_problems
+from support.frozen import frozen
 from support.synth import new_stack, only, resources, template_of
 
 G6E, G6, P4D = "ml.g6e.48xlarge", "ml.g6.48xlarge", "ml.p4d.24xlarge"
@@ -50,7 +52,7 @@ def _three_pool_stack(**props: Any) -> tuple[cdk.Stack, PooledEndpoint]:
 @pytest.fixture(scope="module")
 def default_template() -> dict[str, Any]:
     stack, _ = _three_pool_stack()
-    return template_of(stack)
+    return frozen(template_of(stack))  # type: ignore[no-any-return]
 
 
 def _variant(template: dict[str, Any]) -> dict[str, Any]:
@@ -215,6 +217,35 @@ def test_execution_role_is_least_privilege(default_template: dict[str, Any]) -> 
     int4 = {s["Action"]: s for s in _policy_statements(default_template, "Int4ExecutionRole") if isinstance(s["Action"], str)}
     assert int4["s3:GetObject"]["Resource"]["Fn::Join"][1][1] == "/int4/model.tar.gz"
     assert "s3:ListBucket" not in int4
+
+
+def _kms_statements(template: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
+    return [s for s in _policy_statements(template, prefix) if "kms:" in json.dumps(s["Action"])]
+
+
+def test_model_role_may_decrypt_its_artifacts_and_nothing_else() -> None:
+    # SSE-KMS weights: GetObject alone is refused without kms:Decrypt on the bucket's key.
+    stack = new_stack()
+    key = kms.Key(stack, "WeightsKey")
+    sealed = s3.Bucket(stack, "Sealed", encryption=s3.BucketEncryption.KMS, encryption_key=key)
+    imported_key_arn = "arn:aws:kms:us-west-2:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+    imported = s3.Bucket.from_bucket_attributes(
+        stack, "Imported", bucket_name="team-weights", encryption_key=kms.Key.from_key_arn(stack, "TeamKey", imported_key_arn)
+    )
+    image = ContainerImage.from_image_uri(IMAGE)
+    PoolModel(stack, "Prefix", image=image, model_data=ModelData.from_s3_prefix(sealed, "llm/"))
+    PoolModel(stack, "Archive", image=image, model_data=ModelData.from_s3_object(imported, "llm/model.tar.gz"))
+    PoolModel(stack, "Plain", image=image, model_data=ModelData.from_s3_prefix(s3.Bucket(stack, "Open"), "llm/"))
+    template = template_of(stack)
+    (key_id,) = resources(template, "AWS::KMS::Key")
+    assert _kms_statements(template, "PrefixExecutionRole") == [
+        {"Action": "kms:Decrypt", "Effect": "Allow", "Resource": {"Fn::GetAtt": [key_id, "Arn"]}}
+    ]
+    assert _kms_statements(template, "ArchiveExecutionRole") == [
+        {"Action": "kms:Decrypt", "Effect": "Allow", "Resource": imported_key_arn}
+    ]
+    assert _kms_statements(template, "PlainExecutionRole") == []
+    assert all(not problems for problems in template_problems(template).values())
 
 
 def test_model_waits_for_its_policy_and_renders_prefix_data(default_template: dict[str, Any]) -> None:

@@ -29,7 +29,10 @@ from sagemaker_pools import (
     known_instance_types,
 )
 from sagemaker_pools.hardware import known_hardware_types
+from sagemaker_pools.scaling import DEFAULT_COLD_START
 from support.contract import template_problems
+from support.frozen import frozen
+from support.rules import unreached_rules
 from support.synth import new_stack, only, resource_types, resources, template_of
 
 P5, G6, G6X, P4D = "ml.p5.48xlarge", "ml.g6.48xlarge", "ml.g6.xlarge", "ml.p4d.24xlarge"
@@ -149,7 +152,7 @@ def test_scale_from_zero_follows_the_aws_recipe(example: dict[str, Any]) -> None
     assert policies[step_id]["Properties"]["StepScalingPolicyConfiguration"] == {
         "AdjustmentType": "ChangeInCapacity",
         "MetricAggregationType": "Maximum",
-        "Cooldown": 1200,  # one cold start, not the recipe's 60 s (test_wake_from_zero.py)
+        "Cooldown": 2400,  # provisioning timeout + cold start, not the recipe's 60 s (test_wake_from_zero.py)
         "StepAdjustments": [{"MetricIntervalLowerBound": 0, "ScalingAdjustment": 1}],
     }
     alarm_id = _logical_id(example, "AWS::CloudWatch::Alarm", "ScaleFromZeroAlarm")
@@ -240,7 +243,7 @@ def single_spec() -> tuple[dict[str, Any], dict[str, Any]]:
     )
     anywhere = new_stack("Anywhere")
     _ic_endpoint(anywhere, pools=(P5, G6)).add_inference_component("Ic", specifications=[_spec(anywhere, None, accelerator_count=8)])
-    return template_of(one), template_of(anywhere)
+    return frozen(template_of(one)), frozen(template_of(anywhere))
 
 
 def test_one_specification_uses_the_singular_form(single_spec: tuple[dict[str, Any], dict[str, Any]]) -> None:
@@ -502,9 +505,9 @@ def test_bad_input_is_refused(build: Callable[[cdk.Stack], object], field: str, 
     assert len(left) < int(limit or 1), left
 
 
-def test_corpus_covers_every_new_rule() -> None:
-    assert len(CASES) >= 50
-    assert len({c[2] for c in CASES}) >= 40
+def test_corpus_reaches_every_rule() -> None:
+    """Every ``raise PoolConfigError`` in inference_component.py is reached by a case above: a new rule needs its case."""
+    assert unreached_rules([c[1] for c in CASES], ["inference_component.py"]) == set()
 
 
 @pytest.mark.parametrize(
@@ -542,3 +545,22 @@ def test_component_containers_may_write_their_own_log_groups(example: dict[str, 
     for role in roles:
         names = sorted(r["Fn::Join"][1][-1] for r in _log_group_resources(example, role))
         assert names == [":log-group:/aws/sagemaker/Endpoints/*", ":log-group:/aws/sagemaker/InferenceComponents/*"], role
+
+
+def test_copy_target_tracking_waits_a_cold_start_before_scaling_out_again() -> None:
+    """Application Auto Scaling's scale-out cooldown for inference components is 0: the library's is DEFAULT_COLD_START."""
+    stack = new_stack()
+    endpoint = PooledEndpoint(
+        stack,
+        "Endpoint",
+        pools=[InstancePool(instance_type=P5, max_concurrency=40)],
+        instance_scaling=InstanceScaling(min_instance_count=1, max_instance_count=2),
+    )
+    ic = endpoint.add_inference_component("Ic", specifications=[_spec(stack, P5)], copy_count=2)
+    scaling = ic.auto_scale(min_copies=1, max_copies=4)
+    scaling.scale_on_weighted_utilization(target=0.5)
+    scaling.scale_on_concurrency(target=4)
+    scaling.scale_on_invocations_per_copy(target=100, scale_out_cooldown=Duration.minutes(3))
+    policies = [p["Properties"] for p in resources(template_of(stack), "AWS::ApplicationAutoScaling::ScalingPolicy").values()]
+    cooldowns = sorted(p["TargetTrackingScalingPolicyConfiguration"].get("ScaleOutCooldown") for p in policies)
+    assert cooldowns == [180, DEFAULT_COLD_START.to_seconds(), DEFAULT_COLD_START.to_seconds()]

@@ -1,9 +1,17 @@
-"""The README's Python examples run as written."""
+"""The README's Python examples run as written and do what they say.
+
+Each block runs (``exec``) and then its stack's template is checked against what the block and
+the text around it promise (``CHECKS``, keyed by the stack the block builds). A block that
+asserts on its own result (a printed ``# comment``, ``assertions.Template``) says so in
+``SELF_CHECKED``; a new block must join one of the two. Every stack a block makes also passes
+cdk-nag's AwsSolutionsChecks.
+"""
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,12 +21,193 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
 
 
-def test_readme_has_examples() -> None:
-    assert len(BLOCKS) >= 5
+def _stack_name(code: str) -> str:
+    """The id of the (first) stack a block builds."""
+    match = re.search(r"(?:Stack|Stack\w*)\((?:app|App\(\)), \"(\w+)\"", code)
+    assert match, f"no stack in the README block:\n{code}"
+    return match[1]
 
 
-def _run_with_nag(code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """Run a README block with cdk-nag's AwsSolutionsChecks on every App it makes; return those apps, synthesized."""
+def _block_keys() -> list[str]:
+    """One key per block: its stack's id, with ``#2``, ``#3`` ... for a later block that reuses an id."""
+    keys: list[str] = []
+    for code in BLOCKS:
+        name = _stack_name(code)
+        seen = sum(k.split("#")[0] == name for k in keys)
+        keys.append(f"{name}#{seen + 1}" if seen else name)
+    return keys
+
+
+def _template(namespace: dict[str, Any]) -> dict[str, Any]:
+    from aws_cdk import assertions
+
+    return assertions.Template.from_stack(namespace["stack"]).to_json()  # type: ignore[no-any-return]
+
+
+def _of_type(template: dict[str, Any], type_name: str) -> dict[str, dict[str, Any]]:
+    return {k: v.get("Properties", {}) for k, v in template["Resources"].items() if v["Type"] == type_name}
+
+
+def _variant(template: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    (config,) = [v for k, v in _of_type(template, "AWS::SageMaker::EndpointConfig").items() if k.startswith(prefix)]
+    (variant,) = config["ProductionVariants"]
+    return variant  # type: ignore[no-any-return]
+
+
+def _check_quick_start(namespace: dict[str, Any]) -> None:
+    # three pools in order; the default model on g6e, each fallback pool its own build; 2 instances; 20 min
+    variant = _variant(_template(namespace))
+    pools = [(p["InstanceType"], p["Priority"], p.get("ModelNameOverride", {"Fn::GetAtt": ["-"]})["Fn::GetAtt"][0][:4]) for p in variant["InstancePools"]]
+    assert pools == [("ml.g6e.48xlarge", 1, "-"), ("ml.g6.48xlarge", 2, "Spec"), ("ml.p4d.24xlarge", 3, "Int4")]
+    assert variant["ModelName"]["Fn::GetAtt"][0].startswith("Tp8")
+    assert (variant["InitialInstanceCount"], variant["VariantInstanceProvisionTimeoutInSeconds"]) == (2, 1200)
+
+
+def _check_models(namespace: dict[str, Any]) -> None:
+    # four ways to a model: three resources (the existing one is only referenced by name)
+    models = _of_type(_template(namespace), "AWS::SageMaker::Model")
+    containers = {k[:3]: v["PrimaryContainer"] for k, v in models.items()}
+    assert sorted(containers) == ["Lmi", "Tun", "Vll"]
+    assert containers["Vll"]["ModelDataUrl"] == "s3://my-model-artifacts/llm/model.tar.gz"
+    assert containers["Vll"]["Environment"] == {"TENSOR_PARALLEL_SIZE": "8"}
+    source = containers["Lmi"]["ModelDataSource"]["S3DataSource"]
+    assert (source["S3DataType"], source["CompressionType"], source["S3Uri"]) == ("S3Prefix", "None", "s3://my-model-artifacts/llm/awq-int4/")
+    assert containers["Tun"] == {
+        "ModelPackageName": "arn:aws:sagemaker:us-east-1:123456789012:model-package/llama-70b/3",
+        "InferenceSpecificationName": "g6-48xlarge-int4",
+    }
+    assert namespace["legacy"].model_name == "llama-70b-2026-10"
+
+
+def _check_deployments(namespace: dict[str, Any]) -> None:
+    template = _template(namespace)
+    endpoints = {k: v["DeploymentConfig"] for k, v in _of_type(template, "AWS::SageMaker::Endpoint").items()}
+    config = {name: next(v for k, v in endpoints.items() if k.startswith(name)) for name in ("AllAtOnce", "Canary", "Linear", "Rolling")}
+    rollback = {"Alarms": [{"AlarmName": "llm-5xx"}]}
+    assert config["AllAtOnce"] == {
+        "AutoRollbackConfiguration": rollback,
+        "BlueGreenUpdatePolicy": {"TrafficRoutingConfiguration": {"Type": "ALL_AT_ONCE", "WaitIntervalInSeconds": 300}},
+    }
+    assert config["Canary"] == {
+        "AutoRollbackConfiguration": rollback,
+        "BlueGreenUpdatePolicy": {
+            "TrafficRoutingConfiguration": {"Type": "CANARY", "CanarySize": {"Type": "CAPACITY_PERCENT", "Value": 25}, "WaitIntervalInSeconds": 600}
+        },
+    }
+    assert config["Linear"] == {
+        "BlueGreenUpdatePolicy": {
+            "TrafficRoutingConfiguration": {"Type": "LINEAR", "LinearStepSize": {"Type": "CAPACITY_PERCENT", "Value": 20}, "WaitIntervalInSeconds": 300}
+        }
+    }
+    assert config["Rolling"] == {
+        "AutoRollbackConfiguration": rollback,
+        "RollingUpdatePolicy": {
+            "MaximumBatchSize": {"Type": "CAPACITY_PERCENT", "Value": 25},
+            "RollbackMaximumBatchSize": {"Type": "INSTANCE_COUNT", "Value": 1},
+            "WaitIntervalInSeconds": 600,
+        },
+    }
+    for name in config:
+        assert _variant(template, name)["RoutingConfig"] == {
+            "RoutingStrategy": "PREFIX_AWARE",
+            "PrefixAwareRoutingConfig": {"PrefixLength": 2048, "ConcurrencyThreshold": 16},
+        }
+
+
+def _check_callers(namespace: dict[str, Any]) -> None:
+    # InvokeEndpoint + InvokeEndpointWithResponseStream on that endpoint only
+    (policy,) = _of_type(_template(namespace), "AWS::IAM::Policy").values()
+    (statement,) = policy["PolicyDocument"]["Statement"]
+    assert statement["Action"] == ["sagemaker:InvokeEndpoint", "sagemaker:InvokeEndpointWithResponseStream"]
+    assert statement["Resource"]["Fn::Join"][1][-1] == ":endpoint/llm-pooled"
+
+
+def _check_scaled(namespace: dict[str, Any]) -> None:
+    template = _template(namespace)
+    (target,) = _of_type(template, "AWS::ApplicationAutoScaling::ScalableTarget").values()
+    assert (target["MinCapacity"], target["MaxCapacity"]) == (2, 8)
+    (policy,) = _of_type(template, "AWS::ApplicationAutoScaling::ScalingPolicy").values()
+    tracking = policy["TargetTrackingScalingPolicyConfiguration"]
+    assert (tracking["TargetValue"], tracking["ScaleInCooldown"]) == (0.7, 600)
+    assert len(_of_type(template, "AWS::CloudWatch::Dashboard")) == 1
+    alarms = _of_type(template, "AWS::CloudWatch::Alarm")
+    assert alarms and all(a["AlarmActions"] == [{"Ref": next(iter(_of_type(template, "AWS::SNS::Topic")))}] for a in alarms.values())
+
+
+def _check_components(namespace: dict[str, Any]) -> None:
+    # no model on the endpoint; 4 copies, one specification per pool; min 0: the scale-from-zero step policy too
+    template = _template(namespace)
+    variant = _variant(template)
+    assert "ModelName" not in variant and variant["ManagedInstanceScaling"] == {"MinInstanceCount": 0, "MaxInstanceCount": 4, "Status": "ENABLED"}
+    (component,) = _of_type(template, "AWS::SageMaker::InferenceComponent").values()
+    assert component["RuntimeConfig"] == {"CopyCount": 4}
+    assert [(s["InstanceType"], s["ModelName"]) for s in component["Specifications"]] == [
+        ("ml.p5.48xlarge", "llm-p5-fp8"),
+        ("ml.g6.48xlarge", "llm-g6-awq"),
+    ]
+    (target,) = _of_type(template, "AWS::ApplicationAutoScaling::ScalableTarget").values()
+    assert (target["MinCapacity"], target["MaxCapacity"]) == (0, 8)
+    kinds = sorted(p["PolicyType"] for p in _of_type(template, "AWS::ApplicationAutoScaling::ScalingPolicy").values())
+    assert kinds == ["StepScaling", "TargetTrackingScaling"]
+
+
+def _check_async(namespace: dict[str, Any]) -> None:
+    # creates the bucket; backlog tracking from 0 to 4 instances at 5 per instance
+    template = _template(namespace)
+    (config,) = _of_type(template, "AWS::SageMaker::EndpointConfig").values()
+    assert config["AsyncInferenceConfig"]["ClientConfig"] == {"MaxConcurrentInvocationsPerInstance": 4}
+    buckets = [k for k in _of_type(template, "AWS::S3::Bucket") if k.startswith("BatchAsyncOutput")]
+    assert len(buckets) == 1 and {"Ref": buckets[0]} in config["AsyncInferenceConfig"]["OutputConfig"]["S3OutputPath"]["Fn::Join"][1]
+    (target,) = _of_type(template, "AWS::ApplicationAutoScaling::ScalableTarget").values()
+    assert (target["MinCapacity"], target["MaxCapacity"]) == (0, 4)
+    tracking = [p for p in _of_type(template, "AWS::ApplicationAutoScaling::ScalingPolicy").values() if p["PolicyType"] == "TargetTrackingScaling"]
+    (policy,) = tracking
+    config_ = policy["TargetTrackingScalingPolicyConfiguration"]
+    assert config_["TargetValue"] == 5
+    assert config_["CustomizedMetricSpecification"]["Metrics"][0]["MetricStat"]["Metric"]["MetricName"] == "ApproximateBacklogSizePerInstance"
+
+
+def _check_kms_buckets(namespace: dict[str, Any]) -> None:
+    # imported SSE-KMS buckets: the model may decrypt its weights; responses are encrypted with the key
+    key_arn = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+    template = _template(namespace)
+    (config,) = _of_type(template, "AWS::SageMaker::EndpointConfig").values()
+    assert config["AsyncInferenceConfig"]["OutputConfig"]["KmsKeyId"] == key_arn
+    policies = _of_type(template, "AWS::IAM::Policy")
+    model_policy = next(v for k, v in policies.items() if k.startswith("LlmExecutionRole"))
+    decrypt = [s for s in model_policy["PolicyDocument"]["Statement"] if "kms:Decrypt" in json.dumps(s["Action"])]
+    assert decrypt and all(s["Resource"] == key_arn for s in decrypt)
+
+
+def _check_example_stack(namespace: dict[str, Any]) -> None:
+    # the packaged example synthesizes with its own pools
+    template = namespace["app"].synth().get_stack_by_name("LlmProd").template
+    (config,) = _of_type(template, "AWS::SageMaker::EndpointConfig").values()
+    assert len(config["ProductionVariants"][0]["InstancePools"]) >= 2
+
+
+#: stack id of a block -> what its result must be
+CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
+    "Llm": _check_quick_start,
+    "Models": _check_models,
+    "KmsBuckets": _check_kms_buckets,
+    "Deployments": _check_deployments,
+    "Callers": _check_callers,
+    "Scaled": _check_scaled,
+    "Components": _check_components,
+    "Async": _check_async,
+    "LlmProd": _check_example_stack,
+}
+#: blocks whose own code checks their result (a printed "# comment", assertions.Template)
+SELF_CHECKED = {"Demo", "Llm#2", "Measured", "Mine", "RollsBack"}
+
+
+def test_every_block_checks_its_result() -> None:
+    assert sorted(_block_keys()) == sorted([*CHECKS, *SELF_CHECKED])
+
+
+def _run_with_nag(code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[Any], dict[str, Any]]:
+    """Run a README block with cdk-nag's AwsSolutionsChecks on every App it makes; return those apps, synthesized, and the block's names."""
     import aws_cdk as cdk
     from cdk_nag import AwsSolutionsChecks
 
@@ -34,10 +223,11 @@ def _run_with_nag(code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
         return app
 
     monkeypatch.setattr(cdk, "App", nagged_app)
-    exec(compile(code, str(README), "exec"), {"__name__": "readme_example"})
+    namespace: dict[str, Any] = {"__name__": "readme_example"}
+    exec(compile(code, str(README), "exec"), namespace)
     for app in apps:
         app.synth()  # the block may have synthesized already: then this returns that assembly
-    return apps
+    return apps, namespace
 
 
 def _nag_violations(app: Any) -> list[str]:
@@ -59,17 +249,22 @@ def test_the_nag_run_catches_a_finding(tmp_path: Path, monkeypatch: pytest.Monke
         _run_with_nag(code, tmp_path, monkeypatch)
 
 
-@pytest.mark.parametrize("code", BLOCKS, ids=[f"block{i}" for i in range(len(BLOCKS))])
-def test_readme_example_runs(code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    """Each block runs as written, prints what it says, and its stacks pass cdk-nag's AwsSolutionsChecks."""
-    apps = _run_with_nag(code, tmp_path, monkeypatch)
+@pytest.mark.parametrize(("key", "code"), zip(_block_keys(), BLOCKS), ids=_block_keys())
+def test_readme_example_runs(key: str, code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each block runs as written, prints what it says, builds what it shows, and its stacks pass cdk-nag's AwsSolutionsChecks."""
+    apps, namespace = _run_with_nag(code, tmp_path, monkeypatch)
     printed = capsys.readouterr().out
     # A printed comment in a block states what it prints: check it.
-    for expected in re.findall(r"print\(.*?\)\s*#\s*(.+)", code):
-        assert expected.strip() in printed
+    expected = re.findall(r"print\(.*?\)\s*#\s*(.+)", code)
+    for line in expected:
+        assert line.strip() in printed
     assert apps, "the block makes no App"
     for app in apps:
         assert _nag_violations(app) == []
+    if key in CHECKS:
+        CHECKS[key](namespace)
+    else:
+        assert key in SELF_CHECKED and (expected or "assertions.Template" in code), key
 
 
 def _command_lines() -> list[str]:

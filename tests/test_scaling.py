@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from sagemaker_pools.scaling import (
     inference_component_resource_id,
     metric_data_queries,
 )
+from support.frozen import frozen
 from support.contract import template_problems
 from sagemaker_pools.metric_math import check_queries
 from support.synth import imported_model, new_stack, resources, template_of
@@ -49,7 +51,7 @@ def template() -> dict[str, Any]:
     scaling.scale_on_step("Surge", metric=first.metric_invocation_5xx_errors(), threshold=10, adjustment=2)
     second = _endpoint(stack, "Second", endpoint_name="fixed-name", variant_name="Blue")
     second.auto_scale(min_capacity=1, max_capacity=3).scale_on_weighted_utilization()
-    return template_of(stack)
+    return frozen(template_of(stack))  # type: ignore[no-any-return]
 
 
 def _by_prefix(template: dict[str, Any], type_name: str, prefix: str) -> dict[str, dict[str, Any]]:
@@ -134,7 +136,7 @@ def test_every_scaling_resource_satisfies_the_api_contract(template: dict[str, A
 
 
 def test_the_contract_check_can_fail(template: dict[str, Any]) -> None:
-    broken = {"Resources": {k: v for k, v in template["Resources"].items() if k.startswith("FirstScalingAllTrafficWeighted")}}
+    broken = copy.deepcopy({"Resources": {k: v for k, v in template["Resources"].items() if k.startswith("FirstScalingAllTrafficWeighted")}})
     (policy,) = broken["Resources"].values()
     config = policy["Properties"]["TargetTrackingScalingPolicyConfiguration"]
     config["CustomizedMetricSpecification"]["Metrics"][0]["MetricStat"]["Stat"] = "Maximum\x00"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import io
+import math
 import json
 import sys
 from pathlib import Path
@@ -18,6 +19,7 @@ import pytest
 
 from sagemaker_pools.ops.cli import main
 from sagemaker_pools.ops.context import Context
+from support.frozen import frozen
 from sagemaker_pools.ops.aws import AwsOptions, Clients
 from sagemaker_pools.ops.simulate import Scenario, read_fleet, simulate, summarize, to_json
 from sagemaker_pools.ops.simulate.inputs import default_start_up_minutes
@@ -73,7 +75,7 @@ def _weighted_stack(strategy_name: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def weighted_templates() -> dict[str, dict[str, Any]]:
-    return {name: _weighted_stack(name) for name in ("AVERAGE_OVER_TYPES", "MAX_OVER_TYPES", "INSTANCE_WEIGHTED")}
+    return frozen({name: _weighted_stack(name) for name in ("AVERAGE_OVER_TYPES", "MAX_OVER_TYPES", "INSTANCE_WEIGHTED")})  # type: ignore[no-any-return]
 
 
 def test_average_over_types_never_reaches_its_target_while_max_over_types_scales(weighted_templates: dict[str, Any]) -> None:
@@ -151,6 +153,57 @@ def test_scale_in_removes_the_lowest_priority_first(example_templates: dict[str,
     assert end.instances[G6] == 0  # the fallback instances went first
 
 
+# --- one step of traffic, one scale-out -----------------------------------------------------------
+#
+# Application Auto Scaling user guide, target tracking, cooldown: "While the scale-out cooldown
+# period is in effect, the capacity added by the initiating scale-out activity is calculated as
+# part of the desired capacity for the next scale-out activity." A scale-out cooldown that ends
+# before the new capacity serves and the policy's alarm has seen it scales out a second time on
+# the same step of traffic.
+
+def _scale_outs(result: Any) -> list[Any]:
+    return [a for a in result.activities if a.after > a.before]
+
+
+def _step_case(stack: str) -> tuple[list[float], int, float]:
+    """(load, capacity before the step, the step's metric on it) for an example stack, all on priority 1."""
+    if stack == "RealtimePooledLlm":
+        # 2 g6e instances at 32 concurrent requests each: 40 is 0.625 of them, 80 is 1.25.
+        return [40.0] * 30 + [80.0] * 150, 2, 80 / 2 / 32
+    # 4 copies of the component, one per p5 at 32 each: 85 is 0.66 (within the 10 % below the
+    # target that scales in), 150 is 1.17.
+    return [85.0] * 30 + [150.0] * 150, 4, 150 / 4 / 32
+
+
+@pytest.mark.parametrize("stack", ["RealtimePooledLlm", "InferenceComponentPools"])
+def test_one_step_of_traffic_is_answered_by_one_scale_out(example_templates: dict[str, Any], stack: str) -> None:
+    spec = read_fleet(example_templates[stack])
+    load, before, metric = _step_case(stack)
+    result = simulate(spec, Scenario(load=load))
+    target = spec.scaling.target_tracking[0].target
+    expected = math.ceil(before * metric / target)
+    assert before < expected < spec.scaling.max_capacity  # a real scale-out, not one the maximum cut short
+    assert [(a.before, a.after) for a in result.activities] == [(before, expected)]
+    end = result.rows[-1]
+    assert end.desired_capacity == expected
+    assert end.signal is not None and end.signal <= target  # and it was enough
+
+
+@pytest.mark.parametrize("stack", ["RealtimePooledLlm", "InferenceComponentPools"])
+def test_a_scale_out_cooldown_shorter_than_the_start_up_overshoots(example_templates: dict[str, Any], stack: str) -> None:
+    """The test above can fail: with the cooldown the examples had (10 minutes; none), the same step overshoots."""
+    template = copy.deepcopy(example_templates[stack])
+    for resource in template["Resources"].values():
+        config = resource.get("Properties", {}).get("TargetTrackingScalingPolicyConfiguration")
+        if config:
+            config["ScaleOutCooldown"] = 600 if stack == "RealtimePooledLlm" else 0
+    spec = read_fleet(template)
+    load, before, metric = _step_case(stack)
+    result = simulate(spec, Scenario(load=load))
+    assert len(_scale_outs(result)) > 1
+    assert max(r.desired_capacity for r in result.rows) > math.ceil(before * metric / spec.scaling.target_tracking[0].target)
+
+
 # --- waking from zero ----------------------------------------------------------------------------
 
 _QUIET_THEN_BUSY = [0.0] * 120 + [10.0] * 120 + [0.0] * 60
@@ -164,6 +217,21 @@ def test_waking_from_zero_adds_at_most_one_unit_per_cold_start(example_templates
     wakes = summarize(result)["wake_ups"]
     assert wakes, "the fleet never went to zero and woke up"
     assert all(w["first_serving_minute"] is not None for w in wakes)
+    assert [w["units_requested"] for w in wakes] == [1] * len(wakes)
+
+
+@pytest.mark.parametrize("stack", ["InferenceComponentPools", "AsyncScaleToZero"])
+def test_waking_from_zero_during_an_outage_of_priority_1_adds_one_unit(example_templates: dict[str, Any], stack: str) -> None:
+    """The fallback path: the provisioning timeout on priority 1, then the start-up on priority 2, within one cooldown."""
+    spec = read_fleet(example_templates[stack])
+    first, second = spec.pools[0].instance_type, spec.pools[1].instance_type
+    result = simulate(spec, Scenario(load=_QUIET_THEN_BUSY, outages={first: [(0, len(_QUIET_THEN_BUSY))]}))
+    wakes = summarize(result)["wake_ups"]
+    assert wakes, "the fleet never went to zero and woke up"
+    assert all(w["first_serving_minute"] is not None for w in wakes)
+    # It woke on the fallback pool, and later than the provisioning timeout after the wake-up.
+    assert any(r.instances[second] for r in result.rows) and not any(r.instances[first] for r in result.rows[1:])
+    assert all(w["first_serving_minute"] - w["start_minute"] > spec.provision_timeout_s // 60 for w in wakes)
     assert [w["units_requested"] for w in wakes] == [1] * len(wakes)
 
 

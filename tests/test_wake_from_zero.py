@@ -73,12 +73,14 @@ def test_the_replay_shows_the_old_policy_would_wake_to_the_maximum() -> None:
 def test_every_example_wake_up_adds_one_unit_per_cold_start(example_templates: dict[str, dict[str, Any]]) -> None:
     policies = [p for t in example_templates.values() for p in wake_up_policies(t)]
     assert len(policies) == 2  # the inference component's and the async endpoint's
-    cold_start_minutes = int(DEFAULT_COLD_START.to_minutes())
+    # Both examples keep the default provisioning timeout (20 minutes): a wake-up that falls back
+    # waits it out before the cold start begins (test_simulate.py simulates that path).
+    cold_start_minutes = 20 + int(DEFAULT_COLD_START.to_minutes())
     for config, max_capacity in policies:
         assert max_capacity >= 4
         # Never a scale-in: target tracking may add capacity while the alarm is still in ALARM.
         assert config["AdjustmentType"] == "ChangeInCapacity" and config["StepAdjustments"][0]["ScalingAdjustment"] == 1
-        assert config["Cooldown"] == DEFAULT_COLD_START.to_seconds() == 1200
+        assert config["Cooldown"] == 20 * 60 + DEFAULT_COLD_START.to_seconds() == 2400
         # Invoked every minute through a whole cold start: one unit.
         assert replay(config, max_capacity, cold_start_minutes) == 1
         # Requests still failing after three cold starts (something is wrong): one unit per cold start.
@@ -90,6 +92,23 @@ def _async(stack: Any, **scaling: Any) -> Any:
         stack, "E", model=imported_model(stack), pools=[InstancePool(instance_type="ml.g6e.2xlarge")], async_inference=AsyncInference()
     )
     return endpoint.auto_scale_on_backlog(max_capacity=4, **scaling)
+
+
+@pytest.mark.parametrize("timeout_minutes", [5, 60])
+def test_the_default_cold_start_adds_the_provisioning_timeout(timeout_minutes: int) -> None:
+    """The default covers a wake-up whose first pool has no capacity: the timeout, then a cold start."""
+    stack = new_stack()
+    endpoint = PooledEndpoint(
+        stack,
+        "E",
+        model=imported_model(stack),
+        pools=[InstancePool(instance_type="ml.g6e.2xlarge"), InstancePool(instance_type="ml.g6.2xlarge")],
+        async_inference=AsyncInference(),
+        provision_timeout=Duration.minutes(timeout_minutes),
+    )
+    endpoint.auto_scale_on_backlog(max_capacity=4)
+    ((config, _),) = wake_up_policies(template_of(stack))
+    assert config["Cooldown"] == timeout_minutes * 60 + DEFAULT_COLD_START.to_seconds()
 
 
 def test_cold_start_sets_the_wake_up_cooldown() -> None:

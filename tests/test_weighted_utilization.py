@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from sagemaker_pools import InstancePool, PoolConfigError, PooledEndpoint, UtilizationStrategy
 from sagemaker_pools.metric_math import MetricMathError, check_queries, evaluate
+from support.frozen import frozen
 from support.synth import imported_model, new_stack, resources, template_of
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,7 +61,7 @@ def _queries(template: dict[str, Any], endpoint_id: str) -> list[dict[str, Any]]
 @pytest.fixture(scope="module")
 def policies() -> dict[tuple[str, str], list[dict[str, Any]]]:
     """``{(pool set, strategy name): synthesized query list}``, all from one stack."""
-    return build_policies()
+    return frozen(build_policies())  # type: ignore[no-any-return]
 
 
 def build_policies() -> dict[tuple[str, str], list[dict[str, Any]]]:

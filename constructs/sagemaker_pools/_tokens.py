@@ -7,6 +7,7 @@ has been imported by someone, so we ask CDK only when it is already loaded.
 
 from __future__ import annotations
 
+import math
 import sys
 
 __all__ = ["is_unresolved"]
@@ -28,8 +29,8 @@ def is_unresolved(value: object) -> bool:
         if "{Token[" not in value:
             return False
     elif isinstance(value, float):
-        if value > _NUMBER_TOKEN_CEILING:
-            return False
+        if not (math.isfinite(value) and value <= _NUMBER_TOKEN_CEILING):
+            return False  # NaN and infinities are not tokens (and JSON, jsii's wire format, cannot carry them)
     elif type(value) is dict:
         # A plain dict is never a token itself (CDK asks whether it is an IResolvable); its
         # values are checked one by one where they matter.

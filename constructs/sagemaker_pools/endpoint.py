@@ -50,6 +50,8 @@ __all__ = ["EndpointBase", "PooledEndpoint"]
 
 #: SageMaker's default variant name (what the console and the SDKs use).
 DEFAULT_VARIANT_NAME = "AllTraffic"
+#: The longest ``VariantInstanceProvisionTimeoutInSeconds`` SageMaker accepts.
+MAX_PROVISION_TIMEOUT_S = 3600
 
 
 class EndpointBase(Resource):
@@ -103,7 +105,7 @@ class EndpointBase(Resource):
             resource_arns=[self.endpoint_arn],
         )
 
-    # -- metrics (issue 3): thin wrappers over sagemaker_pools.metrics ------------------------
+    # -- metrics: thin wrappers over sagemaker_pools.metrics ------------------------
 
     def metric(
         self,
@@ -327,7 +329,7 @@ class PooledEndpoint(EndpointBase):
         check_tags(tags, "PooledEndpoint.tags")
         check_name(variant_name, "PooledEndpoint.variant_name")
         check_name(endpoint_name, "PooledEndpoint.endpoint_name")
-        timeout_s = seconds_in_range(provision_timeout, "PooledEndpoint.provision_timeout", 300, 3600)
+        timeout_s = seconds_in_range(provision_timeout, "PooledEndpoint.provision_timeout", 300, MAX_PROVISION_TIMEOUT_S)
         download_s = seconds_in_range(model_data_download_timeout, "PooledEndpoint.model_data_download_timeout", 60, 3600)
         startup_s = seconds_in_range(
             container_startup_health_check_timeout, "PooledEndpoint.container_startup_health_check_timeout", 60, 3600
@@ -347,6 +349,7 @@ class PooledEndpoint(EndpointBase):
         self.model = model
         #: ``initial_instance_count`` as given (None: derived, see :attr:`initial_instance_count`).
         self._initial_instance_count = initial_instance_count
+        self._provision_timeout_s = timeout_s
         #: The autoscaling minimum, once auto_scale or auto_scale_on_backlog was called.
         self._scaling_min_capacity: int | None = None
         self.deployment = deployment
@@ -451,7 +454,7 @@ class PooledEndpoint(EndpointBase):
         """The name of the current (generated) endpoint configuration."""
         return str(self.endpoint_config.attr_endpoint_config_name)
 
-    # -- inference components and async (issue 4) -----------------------------------------
+    # -- inference components and async ---------------------------------------------------
 
     def add_inference_component(
         self,
@@ -512,6 +515,19 @@ class PooledEndpoint(EndpointBase):
         """
         return sagemaker_metric("HasBacklogWithoutCapacity", MetricSource.endpoint(self.endpoint_name), **options)
 
+    def _wake_up_cold_start(self) -> Duration:
+        """The default cold start of a wake-up from zero: the provisioning timeout + ``DEFAULT_COLD_START``.
+
+        With no capacity in the pool of priority 1, SageMaker retries it for the provisioning
+        timeout before it tries the next pool, and the instance's start-up only begins then; the
+        wake-up's cooldown covers that path too (docs/scaling.md, "Waking from zero"). A timeout
+        given as a token counts as the longest SageMaker accepts (3600 s).
+        """
+        timeout_s = self._provision_timeout_s
+        if timeout_s is None or is_unresolved(timeout_s):
+            timeout_s = MAX_PROVISION_TIMEOUT_S
+        return Duration.seconds(int(timeout_s) + int(DEFAULT_COLD_START.to_seconds()))
+
     def auto_scale_on_backlog(
         self,
         *,
@@ -521,7 +537,7 @@ class PooledEndpoint(EndpointBase):
         scale_in_cooldown: Duration | None = None,
         scale_out_cooldown: Duration | None = None,
         scale_from_zero: bool = True,
-        cold_start: Duration = DEFAULT_COLD_START,
+        cold_start: Duration | None = None,
     ) -> ScalableCapacity:
         """Scale an async endpoint's instances on its queue, down to zero (only with ``async_inference``).
 
@@ -547,7 +563,9 @@ class PooledEndpoint(EndpointBase):
             scale_in_cooldown, scale_out_cooldown: Default: Application Auto Scaling's (300 s).
             scale_from_zero: Default: ``True``.
             cold_start: how long a new instance takes to serve; the wake-up adds no second one
-                within it (60 s to one day). Default: 20 minutes (``DEFAULT_COLD_START``).
+                within it (60 s to one day). Default: the provisioning timeout plus 20 minutes
+                (``DEFAULT_COLD_START``), so that a wake-up that falls back to the next pool
+                still adds one instance (40 minutes with the default timeout).
         """
         field = "PooledEndpoint.auto_scale_on_backlog"
         if self.async_inference is None:
@@ -569,6 +587,8 @@ class PooledEndpoint(EndpointBase):
         seconds_in_range(scale_in_cooldown, f"{field}.scale_in_cooldown", 0, 86400)
         seconds_in_range(scale_out_cooldown, f"{field}.scale_out_cooldown", 0, 86400)
         seconds_in_range(cold_start, f"{field}.cold_start", 60, 86400)
+        if cold_start is None:
+            cold_start = self._wake_up_cold_start()
         if initial is not None and not is_unresolved(initial):
             if not is_unresolved(min_capacity) and min_capacity > initial:
                 raise PoolConfigError(f"{field}.min_capacity", min_capacity, f"at most initial_instance_count ({initial})")
@@ -630,7 +650,7 @@ class PooledEndpoint(EndpointBase):
         check_name(variant_name, "PooledEndpoint.from_endpoint_name.variant_name")
         return _ImportedEndpoint(scope, id, endpoint_name, variant_name)
 
-    # -- autoscaling (issue 3) ------------------------------------------------------------------
+    # -- autoscaling ----------------------------------------------------------------------------
 
     def auto_scale(self, *, max_capacity: int, min_capacity: int | None = None) -> VariantScaling:
         """Let Application Auto Scaling change this variant's instance count; add policies to the result.

@@ -610,6 +610,11 @@ class ComponentScaling(ScalableCapacity):
     Target tracking (one or more of the ``scale_on_*`` methods) adds and removes copies;
     managed instance scaling adds and removes the instances that hold them, from the pools in
     priority order. :meth:`scale_from_zero` brings a component back from zero copies.
+    Every target-tracking policy here (``scale_on_*``, ``scale_to_track_metric``,
+    ``scale_to_track_predefined``) has a scale-out cooldown of 20 minutes (``DEFAULT_COLD_START``)
+    unless given one: Application Auto Scaling's default for inference components is 0, which
+    scales out again while the copies just added are still starting (docs/scaling.md,
+    "Cooldowns and start-up").
 
     Attributes:
         component: the scaled component.
@@ -704,7 +709,29 @@ class ComponentScaling(ScalableCapacity):
             (scale_in_cooldown, scale_out_cooldown, disable_scale_in),
         )
 
-    def scale_from_zero(self, *, cold_start: Duration = DEFAULT_COLD_START) -> StepScaling:
+    def _target_tracking(
+        self,
+        id: str,
+        target_value: float,
+        behaviour: tuple[Duration | None, Duration | None, bool],
+        **metric: object,
+    ) -> appscaling.CfnScalingPolicy:
+        """Every target-tracking policy of a component: a scale-out cooldown of ``DEFAULT_COLD_START`` unless given.
+
+        Application Auto Scaling's own default for inference components is 0 (API reference,
+        ``TargetTrackingScalingPolicyConfiguration``: 300 s only for the listed resource types,
+        SageMaker endpoint variants among them, "For all other scalable targets, the default
+        value is 0"), and a copy that needs a new instance serves only after the instance's
+        start-up and its own load: with no cooldown the policy scales out again every time
+        its alarm fires on a signal the new copies have not lowered yet. Within the cooldown
+        the added copies count as done and a larger scale-out still goes through (docs/scaling.md).
+        """
+        scale_in_cooldown, scale_out_cooldown, disable_scale_in = behaviour
+        if scale_out_cooldown is None:
+            scale_out_cooldown = DEFAULT_COLD_START
+        return super()._target_tracking(id, target_value, (scale_in_cooldown, scale_out_cooldown, disable_scale_in), **metric)
+
+    def scale_from_zero(self, *, cold_start: Duration | None = None) -> StepScaling:
         """Add a copy when a request finds none (construct ids ``ScaleFromZero`` and ``ScaleFromZeroAlarm``).
 
         AWS's recipe ("Scale an endpoint to zero instances",
@@ -722,7 +749,9 @@ class ComponentScaling(ScalableCapacity):
 
         Args:
             cold_start: how long a new copy (and the instance under it) takes to serve; no second
-                copy is added within it. Default: 20 minutes (``DEFAULT_COLD_START``).
+                copy is added within it. Default: the endpoint's provisioning timeout plus 20 minutes
+                (``DEFAULT_COLD_START``), so that a wake-up that falls back to the next pool still
+                adds one copy (40 minutes with the default timeout).
         """
         if self.scale_from_zero_step is not None:
             raise PoolConfigError("InferenceComponent.auto_scale.scale_from_zero", "a second call", "one scale-from-zero policy per component")
@@ -733,7 +762,7 @@ class ComponentScaling(ScalableCapacity):
         step = self.wake_from_zero(
             "ScaleFromZero",
             metric=self.component.metric_no_capacity_invocation_failures(statistic="Sum", period=Duration.minutes(1)),
-            cold_start=cold_start,
+            cold_start=cold_start if cold_start is not None else self.component.endpoint._wake_up_cold_start(),
             evaluation_periods=1,
             alarm_description=f"A request found no copy of inference component {self.component.inference_component_name}: add one.",
         )

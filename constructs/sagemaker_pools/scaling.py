@@ -62,9 +62,10 @@ MAX_EXPRESSIONS = 10
 MAX_EXPRESSION_LENGTH = 2048
 #: Cooldowns: whole seconds; Application Auto Scaling states no maximum, one day is plenty.
 MAX_COOLDOWN_SECONDS = 86400
-#: How long a unit woken from zero takes to serve, by default: a GPU LLM's instance acquisition,
-#: multi-GB model download and load take 10-20 minutes. The wake-up step adds no second unit
-#: within it (see :meth:`ScalableCapacity.wake_from_zero` and docs/scaling.md, "Waking from zero").
+#: How long a new unit takes to serve once its pool has capacity, by default: a GPU LLM's instance
+#: acquisition, multi-GB model download and load take 10-20 minutes. The wake-ups from zero add the
+#: endpoint's provisioning timeout to it (a fallback waits that first), inference components' target
+#: tracking uses it as scale-out cooldown (docs/scaling.md, "Waking from zero", "Cooldowns and start-up").
 DEFAULT_COLD_START = Duration.minutes(20)
 
 _SEARCH = re.compile(r"\bSEARCH\s*\(", re.IGNORECASE)
@@ -320,8 +321,9 @@ class ScalableCapacity(Construct):
             id: construct id of the policy.
             target_value: the value to hold the metric at.
             metric: a CloudWatch ``Metric`` or ``MathExpression`` (at most 10 metrics, no SEARCH).
-            scale_in_cooldown: wait after a scale-in. Default: Application Auto Scaling's (300 s for SageMaker).
-            scale_out_cooldown: wait after a scale-out. Default: Application Auto Scaling's (300 s for SageMaker).
+            scale_in_cooldown: wait after a scale-in. Default: Application Auto Scaling's (300 s for variants).
+            scale_out_cooldown: wait after a scale-out. Default: Application Auto Scaling's (300 s for
+                variants); 20 minutes for inference components (see ``ComponentScaling``).
             disable_scale_in: only ever scale out (another policy or a person scales in). Default: ``False``.
         """
         field = f"{self._field}.{id}"

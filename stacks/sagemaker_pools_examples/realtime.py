@@ -154,12 +154,14 @@ class RealtimePooledLlmStack(Stack):
         )
 
         # Scale the fleet on its weighted utilization: the busiest instance type's concurrency over
-        # what that type sustains, held at 70 %. GPU instances take 10-20 minutes to serve, so
-        # scale-out waits 10 minutes before adding more, and scale-in is slow to avoid flapping.
+        # what that type sustains, held at 70 %. A new GPU instance serves about 10 minutes after
+        # the scale-out, and the policy's alarm needs 3 more one-minute datapoints to see it: the
+        # scale-out cooldown covers both, so one step of traffic gets one scale-out (a larger
+        # step still gets a larger one at once). Scale-in is slow to avoid flapping.
         self.scaling = self.endpoint.auto_scale(min_capacity=MIN_INSTANCES, max_capacity=MAX_INSTANCES)
         self.scaling.scale_on_weighted_utilization(
             target=0.7,
-            scale_out_cooldown=Duration.minutes(10),
+            scale_out_cooldown=Duration.minutes(15),
             scale_in_cooldown=Duration.minutes(20),
         )
 

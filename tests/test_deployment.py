@@ -1,0 +1,141 @@
+"""Deployment policies as value objects: the bounds of each size and time, and what they render."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk import Duration
+from aws_cdk import aws_cloudwatch as cloudwatch
+
+from sagemaker_pools import CapacitySize, DeploymentPolicy, InstancePool, PoolConfigError, PooledEndpoint, PoolModel
+from support.synth import new_stack, only, template_of
+
+MINUTE = Duration.minutes(1)
+
+
+@pytest.mark.parametrize(
+    ("make", "low", "high", "field"),
+    [
+        (lambda p: DeploymentPolicy.canary(canary_size=p, wait_interval=MINUTE), 1, 50, "DeploymentPolicy.canary.canary_size"),
+        (lambda p: DeploymentPolicy.linear(step_size=p, wait_interval=MINUTE), 10, 50, "DeploymentPolicy.linear.step_size"),
+        (lambda p: DeploymentPolicy.rolling(batch_size=p, bake_time=MINUTE), 5, 50, "DeploymentPolicy.rolling.batch_size"),
+        (
+            lambda p: DeploymentPolicy.rolling(batch_size=CapacitySize.percent(10), bake_time=MINUTE, rollback_batch_size=p),
+            1,
+            100,
+            "DeploymentPolicy.rolling.rollback_batch_size",
+        ),
+    ],
+)
+def test_percent_sizes_accept_both_bounds_and_nothing_beyond(make: Any, low: int, high: int, field: str) -> None:
+    make(CapacitySize.percent(low))
+    make(CapacitySize.percent(high))
+    for outside in (low - 1, high + 1):
+        if not 1 <= outside <= 100:
+            continue  # CapacitySize.percent itself refuses it
+        with pytest.raises(PoolConfigError) as err:
+            make(CapacitySize.percent(outside))
+        assert (err.value.field, err.value.value) == (field, f"{outside}%")
+    make(CapacitySize.instances(1000))  # an instance count is checked by SageMaker against the fleet
+
+
+def test_a_token_percent_is_not_checked() -> None:
+    stack = cdk.Stack(cdk.App(), "Tokens")
+    percent = cdk.CfnParameter(stack, "Percent", type="Number").value_as_number
+    DeploymentPolicy.canary(canary_size=CapacitySize(type="CAPACITY_PERCENT", value=percent), wait_interval=MINUTE)
+
+
+def test_waits_and_the_timeout_that_covers_them() -> None:
+    # termination wait: 0 to 3600 s
+    DeploymentPolicy.all_at_once(termination_wait=Duration.seconds(0))
+    DeploymentPolicy.all_at_once(termination_wait=Duration.seconds(3600))
+    with pytest.raises(PoolConfigError) as err:
+        DeploymentPolicy.all_at_once(termination_wait=Duration.seconds(3601))
+    assert err.value.field == "DeploymentPolicy.all_at_once.termination_wait"
+    # the timeout must exceed the waits it covers, each wait counted only when given
+    DeploymentPolicy.all_at_once(termination_wait=Duration.seconds(3600), max_execution_timeout=Duration.seconds(3601))
+    DeploymentPolicy.canary(
+        canary_size=CapacitySize.percent(10), wait_interval=Duration.seconds(3600), max_execution_timeout=Duration.seconds(3601)
+    )
+    with pytest.raises(PoolConfigError) as err:
+        DeploymentPolicy.canary(
+            canary_size=CapacitySize.percent(10),
+            wait_interval=Duration.seconds(1800),
+            termination_wait=Duration.seconds(1800),
+            max_execution_timeout=Duration.seconds(3600),
+        )
+    assert str(err.value) == (
+        "DeploymentPolicy.canary.max_execution_timeout: got '3600 seconds'; allowed: more than the waits it must cover (3600 seconds)"
+    )
+    DeploymentPolicy.rolling(batch_size=CapacitySize.percent(10), bake_time=Duration.seconds(3600), max_execution_timeout=Duration.seconds(3601))
+    with pytest.raises(PoolConfigError) as err:
+        DeploymentPolicy.rolling(batch_size=CapacitySize.percent(10), bake_time=Duration.seconds(3600), max_execution_timeout=Duration.seconds(3600))
+    assert err.value.field == "DeploymentPolicy.rolling.max_execution_timeout"
+
+
+def test_rollback_alarms_ten_at_most_each_an_alarm() -> None:
+    stack = new_stack()
+    ten = [cloudwatch.Alarm.from_alarm_name(stack, f"A{i}", f"alarm-{i}") for i in range(10)]
+    assert len(DeploymentPolicy.all_at_once(rollback_alarms=ten).rollback_alarms) == 10
+    half = SimpleNamespace(alarm_name="only-a-name")  # no alarm_arn: not an IAlarm
+    with pytest.raises(PoolConfigError) as err:
+        DeploymentPolicy.all_at_once(rollback_alarms=[half])  # type: ignore[list-item]
+    assert err.value.field == "DeploymentPolicy.rollback_alarms" and err.value.value is half
+
+
+def test_timeouts_and_sizes_render() -> None:
+    stack = new_stack()
+    model = PoolModel.from_model_name(stack, "M", "llm")
+    pools = [InstancePool(instance_type="ml.g6e.12xlarge")]
+    PooledEndpoint(
+        stack,
+        "Blue",
+        model=model,
+        pools=pools,
+        deployment=DeploymentPolicy.linear(
+            step_size=CapacitySize.instances(2),
+            wait_interval=Duration.minutes(2),
+            termination_wait=Duration.minutes(3),
+            max_execution_timeout=Duration.hours(1),
+        ),
+    )
+    config = only(template_of(stack), "AWS::SageMaker::Endpoint")["DeploymentConfig"]
+    assert config == {
+        "BlueGreenUpdatePolicy": {
+            "TrafficRoutingConfiguration": {"Type": "LINEAR", "LinearStepSize": {"Type": "INSTANCE_COUNT", "Value": 2}, "WaitIntervalInSeconds": 120},
+            "TerminationWaitInSeconds": 180,
+            "MaximumExecutionTimeoutInSeconds": 3600,
+        }
+    }
+    stack = new_stack()
+    PooledEndpoint(
+        stack,
+        "Rolling",
+        model=PoolModel.from_model_name(stack, "M", "llm"),
+        pools=pools,
+        deployment=DeploymentPolicy.rolling(batch_size=CapacitySize.percent(20), bake_time=Duration.minutes(5), max_execution_timeout=Duration.hours(2)),
+    )
+    config = only(template_of(stack), "AWS::SageMaker::Endpoint")["DeploymentConfig"]
+    assert config == {
+        "RollingUpdatePolicy": {
+            "MaximumBatchSize": {"Type": "CAPACITY_PERCENT", "Value": 20},
+            "WaitIntervalInSeconds": 300,
+            "MaximumExecutionTimeoutInSeconds": 7200,
+        }
+    }
+
+
+def test_rolling_rollback_size_and_timeout_bounds() -> None:
+    ten = CapacitySize.percent(10)
+    with pytest.raises(PoolConfigError) as err:
+        DeploymentPolicy.rolling(batch_size=ten, bake_time=MINUTE, rollback_batch_size=1)  # type: ignore[arg-type]
+    assert err.value.field == "DeploymentPolicy.rolling.rollback_batch_size"
+    for seconds in (600, 28800):
+        DeploymentPolicy.rolling(batch_size=ten, bake_time=MINUTE, max_execution_timeout=Duration.seconds(seconds))
+    for seconds in (599, 28801):
+        with pytest.raises(PoolConfigError) as err:
+            DeploymentPolicy.rolling(batch_size=ten, bake_time=MINUTE, max_execution_timeout=Duration.seconds(seconds))
+        assert err.value.field == "DeploymentPolicy.rolling.max_execution_timeout"
