@@ -291,6 +291,43 @@ def test_model_from_recommendation_renders_package_and_spec() -> None:
     assert all(not problems for problems in template_problems(template).values())
 
 
+def test_created_roles_of_a_stack_are_whole_and_stay_open_to_the_user() -> None:
+    stack = new_stack()
+    key = kms.Key(stack, "ArtifactsKey")
+    bucket = s3.Bucket(stack, "Artifacts", encryption_key=key)
+    repo = ecr.Repository(stack, "Repo")
+    first = PoolModel(stack, "First", image=ContainerImage.from_image_uri(IMAGE), model_data=ModelData.from_s3_prefix(bucket, "a/"))
+    second = PoolModel.from_recommendation(
+        stack,
+        "Second",
+        model_package_arn="arn:aws:sagemaker:us-east-1:123456789012:model-package/llama-70b/3",
+        inference_specification_name="g6",
+        artifacts_bucket=bucket,
+        image_repository=repo,
+    )
+    # A statement the user adds later goes to the same default policy, which the model waits for.
+    first.role.add_to_principal_policy(iam.PolicyStatement(actions=["sqs:SendMessage"], resources=["*"]))
+    template = template_of(stack)
+    policies = resources(template, "AWS::IAM::Policy")
+    assert sorted(k[: len("FirstExecutionRoleDefaultPolicy")] for k in policies if k.startswith("First")) == [
+        "FirstExecutionRoleDefaultPolicy"
+    ]
+    models = resources(template, "AWS::SageMaker::Model")
+    for name in ("First", "Second"):
+        model = next(v for k, v in models.items() if k.startswith(name))
+        assert any(d.startswith(f"{name}ExecutionRoleDefaultPolicy") for d in model["DependsOn"])
+    actions = {
+        name: [s["Action"] for s in _policy_statements(template, f"{name}ExecutionRole")] for name in ("First", "Second")
+    }
+    flat = {name: {a for x in acts for a in ([x] if isinstance(x, str) else x)} for name, acts in actions.items()}
+    for name in ("First", "Second"):
+        # Each role has the logs and metrics every execution role starts from, and its KMS grant.
+        assert {"logs:PutLogEvents", "cloudwatch:PutMetricData", "kms:Decrypt", "s3:GetObject", "s3:ListBucket"} <= flat[name]
+    assert "sqs:SendMessage" in flat["First"] and "sqs:SendMessage" not in flat["Second"]
+    assert {"ecr:BatchGetImage", "ecr:GetAuthorizationToken"} <= flat["Second"]
+    assert all(not problems for problems in template_problems(template).values())
+
+
 def test_grant_invoke_is_scoped_to_the_endpoint() -> None:
     stack, endpoint = _three_pool_stack()
     role = iam.Role(stack, "Caller", assumed_by=iam.AccountRootPrincipal())

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Sequence
 from typing import Any
 
-from aws_cdk import Acknowledgment, ArnFormat, Stack, Validations
+from aws_cdk import Acknowledgment, Stack, Validations
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-__all__ = ["new_execution_role", "acknowledge_wildcard", "LOG_GROUP_PREFIXES"]
+__all__ = ["new_execution_role", "add_statements", "acknowledge_wildcard", "stack_of", "remember_stack", "LOG_GROUP_PREFIXES"]
 
 #: The log groups SageMaker writes a container's stdout/stderr to: an endpoint's model containers
 #: log to ``/aws/sagemaker/Endpoints/<endpoint name>`` (SageMaker Developer Guide, "Log groups and
@@ -17,56 +19,127 @@ __all__ = ["new_execution_role", "acknowledge_wildcard", "LOG_GROUP_PREFIXES"]
 LOG_GROUP_PREFIXES = ("/aws/sagemaker/Endpoints/", "/aws/sagemaker/InferenceComponents/")
 
 
-def new_execution_role(scope: Construct, *, wildcard_reason: str, id: str = "ExecutionRole") -> iam.Role:
-    """A role SageMaker assumes that may write its endpoint's logs and metrics, and nothing else yet.
+def new_execution_role(
+    scope: Construct,
+    *,
+    wildcard_reason: str,
+    id: str = "ExecutionRole",
+    statements: Sequence[iam.PolicyStatement] = (),
+    wildcards: Sequence[tuple[str, str]] = (),
+) -> tuple[iam.Role, iam.Policy | None]:
+    """A role SageMaker assumes that may write its endpoint's logs and metrics, plus ``statements``.
 
     ``wildcard_reason`` says why every ``"*"`` resource the caller adds (or this function's
     ``cloudwatch:PutMetricData``) is one AWS requires; it becomes the cdk-nag acknowledgment, so
-    cdk-nag users need not repeat it.
+    cdk-nag users need not repeat it. ``wildcards`` are further ``(resource ARN, reason)`` pairs
+    acknowledged as :func:`acknowledge_wildcard` does. Returns the role and its default policy
+    (``None`` only where CDK's role customization replaces the role).
+
+    The statements go to the role's default policy in the order given (after the logs and metrics
+    statements), as ``add_to_policy`` one by one would add them, in a few round trips to Node.
     """
-    role = iam.Role(scope, id, assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"))
-    stack = Stack.of(scope)
-    # Log groups are named after endpoints and inference components, which may be generated:
-    # scope to SageMaker's two prefixes.
-    log_groups = [
-        stack.format_arn(
-            service="logs",
-            resource="log-group",
-            resource_name=f"{prefix}*",
-            arn_format=ArnFormat.COLON_RESOURCE_NAME,
-        )
-        for prefix in LOG_GROUP_PREFIXES
-    ]
-    role.add_to_policy(
-        iam.PolicyStatement(
-            actions=["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
-            resources=log_groups,
-        )
-    )
-    # PutMetricData has no resource-level permissions: AWS requires "*"; narrowed by namespace.
-    role.add_to_policy(
-        iam.PolicyStatement(
-            actions=["cloudwatch:PutMetricData"],
-            resources=["*"],
-            conditions={"StringLike": {"cloudwatch:namespace": ["/aws/sagemaker/*", "AWS/SageMaker*"]}},
-        )
-    )
-    # One acknowledge call for all three (each call is a round trip to Node).
+    stack = stack_of(scope)
+    base = _stack_basics(stack)
+    role = iam.Role(scope, id, assumed_by=base.principal)
+    _STACKS[role] = stack
+    policy = add_statements(role, [*base.statements, *statements])
+    # One acknowledge call for all (each call is a round trip to Node).
     Validations.of(role).acknowledge(
         Acknowledgment(id="AwsSolutions::AwsSolutions-IAM5[Resource::*]", reason=wildcard_reason),
-        *(
-            # The evidence is derived from the resolved ARN: with an explicit stack environment the
-            # region and account are literals, not pseudo parameters.
-            _wildcard_acknowledgment(
-                stack,
-                arn,
-                f"SageMaker names these log groups {prefix}<name> after the endpoint or inference component, a name "
-                "that is generated or not known to this role: scoped to SageMaker's log-group prefix.",
-            )
-            for prefix, arn in zip(LOG_GROUP_PREFIXES, log_groups)
-        ),
+        *base.log_acknowledgments,
+        *_wildcard_acknowledgments(stack, wildcards),
     )
-    return role
+    return role, policy
+
+
+def add_statements(role: iam.Role, statements: Sequence[iam.PolicyStatement]) -> iam.Policy | None:
+    """Add ``statements`` to ``role``'s default policy, in order; return that policy.
+
+    The same as ``role.add_to_principal_policy`` for each, but the second and later statements go
+    to the policy in one call (``Role.add_to_principal_policy`` creates the default policy and
+    appends to its document, which is all ``Policy.add_statements`` does).
+    """
+    if not statements:
+        return None
+    role.add_to_principal_policy(statements[0])
+    policy = role.node.try_find_child("DefaultPolicy")
+    if not isinstance(policy, iam.Policy):
+        # Role customization (``@aws-cdk/iam:customizeRoles``) keeps statements elsewhere.
+        for statement in statements[1:]:
+            role.add_to_principal_policy(statement)
+        return None
+    if len(statements) > 1:
+        policy.add_statements(*statements[1:])
+    return policy
+
+
+def stack_of(construct: Construct) -> Stack:
+    """``Stack.of(construct)``, asked of Node once per construct (a construct never changes stacks)."""
+    if isinstance(construct, Stack):
+        return construct
+    stack = _STACKS.get(construct)
+    if stack is None:
+        stack = _STACKS[construct] = Stack.of(construct)
+    return stack
+
+
+def remember_stack(construct: Construct, scope: Construct) -> None:
+    """Record that ``construct`` (just made under ``scope``) is in ``scope``'s stack."""
+    _STACKS[construct] = stack_of(scope)
+
+
+_STACKS: "weakref.WeakKeyDictionary[Construct, Stack]" = weakref.WeakKeyDictionary()
+
+
+class _StackBasics:
+    """What every execution role of one stack shares: SageMaker's principal, the logs and metrics statements, the
+    log-group acknowledgments."""
+
+    def __init__(self, stack: Stack) -> None:
+        partition, region, account = stack.partition, stack.region, stack.account
+        # Log groups are named after endpoints and inference components, which may be generated:
+        # scope to SageMaker's two prefixes. Written as Stack.format_arn writes it
+        # (ArnFormat.COLON_RESOURCE_NAME), without a round trip an ARN.
+        self.log_groups = [
+            f"arn:{partition}:logs:{region}:{account}:log-group:{prefix}*" for prefix in LOG_GROUP_PREFIXES
+        ]
+        self.log_acknowledgments = _wildcard_acknowledgments(
+            stack,
+            [
+                (
+                    arn,
+                    f"SageMaker names these log groups {prefix}<name> after the endpoint or inference component, a "
+                    "name that is generated or not known to this role: scoped to SageMaker's log-group prefix.",
+                )
+                for prefix, arn in zip(LOG_GROUP_PREFIXES, self.log_groups)
+            ],
+        )
+        # The same statement objects serve every role of the stack: nothing changes a statement once
+        # it is in a policy document (merging makes new ones), and each is one round trip to make.
+        self.statements = (
+            iam.PolicyStatement(
+                actions=["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
+                resources=self.log_groups,
+            ),
+            # PutMetricData has no resource-level permissions: AWS requires "*"; narrowed by namespace.
+            iam.PolicyStatement(
+                actions=["cloudwatch:PutMetricData"],
+                resources=["*"],
+                conditions={"StringLike": {"cloudwatch:namespace": ["/aws/sagemaker/*", "AWS/SageMaker*"]}},
+            ),
+        )
+        self.principal = iam.ServicePrincipal("sagemaker.amazonaws.com")
+
+
+
+_BASICS: "weakref.WeakKeyDictionary[Stack, _StackBasics]" = weakref.WeakKeyDictionary()
+
+
+def _stack_basics(stack: Stack) -> _StackBasics:
+    basics = _BASICS.get(stack)
+    if basics is None:
+        basics = _BASICS[stack] = _StackBasics(stack)
+    return basics
 
 
 def acknowledge_wildcard(grantee: object, resource_arn: str, reason: str) -> None:
@@ -78,13 +151,20 @@ def acknowledge_wildcard(grantee: object, resource_arn: str, reason: str) -> Non
     """
     if not isinstance(grantee, Construct):
         return
-    Validations.of(grantee).acknowledge(_wildcard_acknowledgment(Stack.of(grantee), resource_arn, reason))
+    Validations.of(grantee).acknowledge(*_wildcard_acknowledgments(stack_of(grantee), [(resource_arn, reason)]))
 
 
-def _wildcard_acknowledgment(stack: Stack, resource_arn: str, reason: str) -> Acknowledgment:
-    """cdk-nag's AwsSolutions-IAM5 finding id for ``resource_arn``, quoted as cdk-nag prints it."""
-    evidence = _nag_evidence(stack.resolve(resource_arn))
-    return Acknowledgment(id=f"AwsSolutions::AwsSolutions-IAM5[Resource::{evidence}]", reason=reason)
+def _wildcard_acknowledgments(stack: Stack, wildcards: Sequence[tuple[str, str]]) -> list[Acknowledgment]:
+    """cdk-nag's AwsSolutions-IAM5 finding ids for ``(resource ARN, reason)`` pairs, as cdk-nag prints them."""
+    if not wildcards:
+        return []
+    # The evidence is derived from the resolved ARN (one round trip for all): with an explicit
+    # stack environment the region and account are literals, not pseudo parameters.
+    resolved = stack.resolve([arn for arn, _ in wildcards])
+    return [
+        Acknowledgment(id=f"AwsSolutions::AwsSolutions-IAM5[Resource::{_nag_evidence(value)}]", reason=reason)
+        for value, (_, reason) in zip(resolved, wildcards)
+    ]
 
 
 def _nag_evidence(value: Any) -> str:

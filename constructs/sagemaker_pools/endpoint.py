@@ -771,10 +771,11 @@ def _check_initial_count(initial: int, scaling: InstanceScaling) -> None:
 
 def _endpoint_execution_role(endpoint: Construct) -> iam.Role:
     """The execution role of an endpoint without a model: its own logs and metrics, nothing else."""
-    return new_execution_role(
+    role, _ = new_execution_role(
         endpoint,
         wildcard_reason="cloudwatch:PutMetricData has no resource-level permissions: AWS requires '*' (narrowed by namespace).",
     )
+    return role
 
 
 def _check_ebs_only(pools: Sequence[InstancePool], field: str) -> None:

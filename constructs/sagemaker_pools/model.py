@@ -22,7 +22,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from ._roles import acknowledge_wildcard, new_execution_role
+from ._roles import acknowledge_wildcard, add_statements, new_execution_role, remember_stack
 from ._tokens import is_unresolved
 from ._validate import check_environment, check_name
 from .errors import PoolConfigError
@@ -130,20 +130,32 @@ class ModelData:
 
     def grant_read(self, grantee: iam.IGrantable) -> None:
         """Read exactly this object, or the objects under this prefix, and nothing else."""
-        resource = self.bucket.arn_for_objects(self.key + ("*" if self.is_prefix else ""))
-        iam.Grant.add_to_principal(grantee=grantee, actions=["s3:GetObject"], resource_arns=[resource])
-        if self.is_prefix:
-            acknowledge_wildcard(
-                grantee, resource, "Reads the objects under this model build's own prefix (ModelDataSource S3Prefix), nothing else."
-            )
-            iam.Grant.add_to_principal(
-                grantee=grantee,
-                actions=["s3:ListBucket"],
-                resource_arns=[self.bucket.bucket_arn],
-                conditions={"StringLike": {"s3:prefix": [self.key + "*"]}},
-            )
+        grants, wildcards = self._read_access()
+        for grant in grants:
+            iam.Grant.add_to_principal(grantee=grantee, **grant)
+        for resource, reason in wildcards:
+            acknowledge_wildcard(grantee, resource, reason)
         if self.bucket.encryption_key is not None:
             self.bucket.encryption_key.grant_decrypt(grantee)
+
+    def _read_access(self) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+        """What :meth:`grant_read` grants (``Grant.add_to_principal`` keyword arguments, in order) and
+        the wildcard resources it acknowledges (``(ARN, reason)``), without the KMS key."""
+        resource = self.bucket.arn_for_objects(self.key + ("*" if self.is_prefix else ""))
+        grants: list[dict[str, Any]] = [{"actions": ["s3:GetObject"], "resource_arns": [resource]}]
+        wildcards: list[tuple[str, str]] = []
+        if self.is_prefix:
+            wildcards.append(
+                (resource, "Reads the objects under this model build's own prefix (ModelDataSource S3Prefix), nothing else.")
+            )
+            grants.append(
+                {
+                    "actions": ["s3:ListBucket"],
+                    "resource_arns": [self.bucket.bucket_arn],
+                    "conditions": {"StringLike": {"s3:prefix": [self.key + "*"]}},
+                }
+            )
+        return grants, wildcards
 
     def _container_fields(self) -> dict[str, object]:
         if not self.is_prefix:
@@ -207,11 +219,17 @@ class PoolModel(Construct):
         model_name: str | None = None,
     ) -> None:
         super().__init__(scope, id)
+        remember_stack(self, scope)
         if not isinstance(image, ContainerImage):
             raise PoolConfigError("PoolModel.image", image, "a ContainerImage (from_ecr_repository or from_image_uri)")
         container: dict[str, object] = {"image": image.image_uri}
         if model_data is not None:
             container.update(model_data._container_fields())
+        grants = _image_pull_grants(image.repository_arn)
+        wildcards: list[tuple[str, str]] = []
+        if role is None and model_data is not None:
+            read_grants, wildcards = model_data._read_access()
+            grants += read_grants
         self._init(
             container=container,
             environment=environment,
@@ -221,11 +239,12 @@ class PoolModel(Construct):
             security_groups=security_groups,
             network_isolation=network_isolation,
             model_name=model_name,
+            grants=grants,
+            wildcards=wildcards,
         )
-        if self._created_role is not None:
-            self._grant_image_pull(image)
-            if model_data is not None:
-                model_data.grant_read(self._created_role)
+        key = model_data.bucket.encryption_key if self._created_role is not None and model_data is not None else None
+        if key is not None and self._created_role is not None:
+            key.grant_decrypt(self._created_role)
         self._after_grants()
 
     @classmethod
@@ -268,6 +287,15 @@ class PoolModel(Construct):
         check_name(inference_specification_name, "PoolModel.from_recommendation.inference_specification_name")
         model = cls.__new__(cls)
         Construct.__init__(model, scope, id)
+        remember_stack(model, scope)
+        grants: list[dict[str, Any]] = []
+        wildcards: list[tuple[str, str]] = []
+        if role is None and artifacts_bucket is not None:
+            grants, wildcards = _package_artifact_grants(artifacts_bucket)
+        artifacts_key = artifacts_bucket.encryption_key if role is None and artifacts_bucket is not None else None
+        image_grants = _image_pull_grants(image_repository.repository_arn) if role is None and image_repository else []
+        if artifacts_key is None:
+            grants, image_grants = grants + image_grants, []
         model._init(
             container={
                 "model_package_name": model_package_arn,
@@ -280,14 +308,16 @@ class PoolModel(Construct):
             security_groups=security_groups,
             network_isolation=network_isolation,
             model_name=model_name,
+            grants=grants,
+            wildcards=wildcards,
         )
-        if model._created_role is not None:
-            if artifacts_bucket is not None:
-                model._grant_package_artifacts(artifacts_bucket)
-            if image_repository is not None:
-                model._grant_image_pull(
-                    ContainerImage(image_repository.repository_uri, image_repository.repository_arn)
-                )
+        if model._created_role is not None and artifacts_key is not None:
+            # The KMS statement comes before the image-pull ones, as the grants were written.
+            artifacts_key.grant_decrypt(model._created_role)
+            add_statements(
+                model._created_role,
+                [iam.PolicyStatement(actions=g["actions"], resources=g["resource_arns"]) for g in image_grants],
+            )
         model._after_grants()
         return model
 
@@ -298,22 +328,6 @@ class PoolModel(Construct):
         return _ImportedModel(scope, id, model_name)
 
     # -- internals -------------------------------------------------------------------------
-
-    def _grant_package_artifacts(self, bucket: s3.IBucket) -> None:
-        """Read the objects of a model package's artifacts bucket (their keys are unknown until deploy)."""
-        role = self._created_role
-        assert role is not None
-        objects = bucket.arn_for_objects("*")
-        iam.Grant.add_to_principal(grantee=role, actions=["s3:GetObject"], resource_arns=[objects])
-        iam.Grant.add_to_principal(grantee=role, actions=["s3:ListBucket"], resource_arns=[bucket.bucket_arn])
-        acknowledge_wildcard(
-            role,
-            objects,
-            "A model package names its artifacts only at deploy time: the role reads objects of the given "
-            "artifacts bucket (GetObject, ListBucket) and nothing else.",
-        )
-        if bucket.encryption_key is not None:
-            bucket.encryption_key.grant_decrypt(role)
 
     def _init(
         self,
@@ -326,7 +340,11 @@ class PoolModel(Construct):
         security_groups: Sequence[ec2.ISecurityGroup] | None,
         network_isolation: bool,
         model_name: str | None,
+        grants: list[dict[str, Any]],
+        wildcards: list[tuple[str, str]],
     ) -> None:
+        """``grants`` (``Grant.add_to_principal`` keyword arguments) and ``wildcards`` (``(ARN, reason)``
+        to acknowledge) go to a created role, after its VPC statement."""
         check_name(model_name, "PoolModel.model_name")
         check_environment(environment, "PoolModel.environment")
         if environment is not None:
@@ -335,27 +353,12 @@ class PoolModel(Construct):
             raise PoolConfigError("PoolModel.vpc", None, "a VPC whenever vpc_subnets or security_groups is given")
 
         self._created_role: iam.Role | None = None
+        self._default_policy: iam.Policy | None = None
         if role is None:
-            self._created_role = new_execution_role(
-                self,
-                wildcard_reason="ecr:GetAuthorizationToken, cloudwatch:PutMetricData (narrowed by namespace) and the "
-                "VPC network-interface actions have no resource-level permissions: AWS requires '*'.",
-            )
-        self.role: iam.IRole = role or self._created_role  # type: ignore[assignment]
-
-        vpc_config = None
-        if vpc is not None:
-            groups = list(security_groups or [])
-            if not groups:
-                groups = [ec2.SecurityGroup(self, "SecurityGroup", vpc=vpc, description="SageMaker model containers")]
-            self.connections = ec2.Connections(security_groups=groups)
-            subnets = vpc.select_subnets(**self._subnet_kwargs(vpc_subnets))
-            vpc_config = sagemaker.CfnModel.VpcConfigProperty(
-                security_group_ids=[g.security_group_id for g in groups], subnets=subnets.subnet_ids
-            )
-            if self._created_role is not None:
+            statements: list[iam.PolicyStatement] = []
+            if vpc is not None:
                 # The ENI actions do not support resource-level permissions: AWS requires "*".
-                self._created_role.add_to_policy(
+                statements.append(
                     iam.PolicyStatement(
                         actions=[
                             "ec2:CreateNetworkInterface",
@@ -371,6 +374,30 @@ class PoolModel(Construct):
                         resources=["*"],
                     )
                 )
+            # The statements Grant.add_to_principal would make, added to the role in one batch.
+            statements += [
+                iam.PolicyStatement(actions=g["actions"], resources=g["resource_arns"], conditions=g.get("conditions"))
+                for g in grants
+            ]
+            self._created_role, self._default_policy = new_execution_role(
+                self,
+                wildcard_reason="ecr:GetAuthorizationToken, cloudwatch:PutMetricData (narrowed by namespace) and the "
+                "VPC network-interface actions have no resource-level permissions: AWS requires '*'.",
+                statements=statements,
+                wildcards=wildcards,
+            )
+        self.role: iam.IRole = role or self._created_role  # type: ignore[assignment]
+
+        vpc_config = None
+        if vpc is not None:
+            groups = list(security_groups or [])
+            if not groups:
+                groups = [ec2.SecurityGroup(self, "SecurityGroup", vpc=vpc, description="SageMaker model containers")]
+            self.connections = ec2.Connections(security_groups=groups)
+            subnets = vpc.select_subnets(**self._subnet_kwargs(vpc_subnets))
+            vpc_config = sagemaker.CfnModel.VpcConfigProperty(
+                security_group_ids=[g.security_group_id for g in groups], subnets=subnets.subnet_ids
+            )
 
         self._model_name_token: str | None = None
         self._resource = sagemaker.CfnModel(
@@ -388,9 +415,8 @@ class PoolModel(Construct):
             return
         # CreateModel checks that the role can reach the image and the data: create the model
         # only once the role's policy exists (the role itself is already a GetAtt dependency).
-        policy = self._created_role.node.try_find_child("DefaultPolicy")
-        if policy is not None:
-            self._resource.node.add_dependency(policy)
+        if self._default_policy is not None:
+            self._resource.node.add_dependency(self._default_policy)
 
     @staticmethod
     def _subnet_kwargs(selection: ec2.SubnetSelection | None) -> dict[str, Any]:
@@ -398,17 +424,6 @@ class PoolModel(Construct):
             return {"subnet_type": ec2.SubnetType.PRIVATE_WITH_EGRESS}
         # jsii exposes select_subnets() with keyword arguments only; a SubnetSelection keeps them in _values.
         return dict(selection._values)
-
-    def _grant_image_pull(self, image: ContainerImage) -> None:
-        assert self._created_role is not None
-        self._created_role.add_to_policy(
-            iam.PolicyStatement(
-                actions=["ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer", "ecr:BatchCheckLayerAvailability"],
-                resources=[image.repository_arn],
-            )
-        )
-        # GetAuthorizationToken is account-wide: it has no resource-level permissions, AWS requires "*".
-        self._created_role.add_to_policy(iam.PolicyStatement(actions=["ecr:GetAuthorizationToken"], resources=["*"]))
 
     @property
     def model_name(self) -> str:
@@ -423,3 +438,29 @@ class PoolModel(Construct):
         """The model's ARN."""
         return str(self._resource.attr_model_arn)
 
+
+
+def _image_pull_grants(repository_arn: str) -> list[dict[str, Any]]:
+    """Pull images from one ECR repository (``Grant.add_to_principal`` keyword arguments)."""
+    return [
+        {
+            "actions": ["ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer", "ecr:BatchCheckLayerAvailability"],
+            "resource_arns": [repository_arn],
+        },
+        # GetAuthorizationToken is account-wide: it has no resource-level permissions, AWS requires "*".
+        {"actions": ["ecr:GetAuthorizationToken"], "resource_arns": ["*"]},
+    ]
+
+
+def _package_artifact_grants(bucket: s3.IBucket) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+    """Read the objects of a model package's artifacts bucket (their keys are unknown until deploy)."""
+    objects = bucket.arn_for_objects("*")
+    grants: list[dict[str, Any]] = [
+        {"actions": ["s3:GetObject"], "resource_arns": [objects]},
+        {"actions": ["s3:ListBucket"], "resource_arns": [bucket.bucket_arn]},
+    ]
+    reason = (
+        "A model package names its artifacts only at deploy time: the role reads objects of the given "
+        "artifacts bucket (GetObject, ListBucket) and nothing else."
+    )
+    return grants, [(objects, reason)]
