@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -168,3 +169,18 @@ def test_error_kinds() -> None:
     assert error_kind(ConnectTimeoutError(endpoint_url="x")) == "connect-timeout"
     assert error_kind(EndpointConnectionError(endpoint_url="x")) == "connection"
     assert error_kind(ValueError("x")) == "ValueError"
+
+
+def test_an_unwritable_plot_path_is_one_error_line_and_the_figure_is_closed(tmp_path: Path) -> None:
+    from sagemaker_pools.ops.plotting import pyplot, save_figure
+
+    plt = pyplot("sim")
+    figure = plt.figure()
+    path = str(tmp_path / "no-such-folder" / "plot.png")
+    with pytest.raises(OpsError) as err:
+        save_figure(plt, figure, path, dpi=50)
+    assert str(err.value) == f"cannot write --plot {path}: No such file or directory"
+    assert not plt.fignum_exists(figure.number)
+    written = tmp_path / "plot.png"
+    save_figure(plt, plt.figure(), str(written), dpi=50)
+    assert written.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

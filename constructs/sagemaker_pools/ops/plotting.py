@@ -11,7 +11,7 @@ from typing import Any
 
 from .errors import EXIT_USAGE, OpsError
 
-__all__ = ["pyplot"]
+__all__ = ["pyplot", "save_figure"]
 
 
 def pyplot(extra: str) -> Any:
@@ -26,3 +26,20 @@ def pyplot(extra: str) -> Any:
         raise OpsError(f'--plot needs matplotlib, which is not installed: pip install "cdk-sagemaker-pools[{extra}]"', EXIT_USAGE) from None
     matplotlib.use("Agg")
     return importlib.import_module("matplotlib.pyplot")
+
+
+def save_figure(plt: Any, figure: Any, path: str, *, dpi: int) -> None:
+    """Write ``figure`` to ``path`` and close it; an unwritable path is one :class:`OpsError` line.
+
+    Args:
+        plt: the ``matplotlib.pyplot`` module :func:`pyplot` returned.
+        figure: the figure to write (closed afterwards, written or not).
+        path: the ``--plot`` file.
+        dpi: the resolution.
+    """
+    try:
+        figure.savefig(path, dpi=dpi)
+    except OSError as exc:
+        raise OpsError(f"cannot write --plot {path}: {exc.strerror or exc}") from None
+    finally:
+        plt.close(figure)

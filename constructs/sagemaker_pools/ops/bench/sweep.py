@@ -11,8 +11,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import OpsError
-from ..plotting import pyplot
+from ..plotting import pyplot, save_figure
 from ..table import fmt_number, render_table
 from .slo import Slo, evaluate
 
@@ -146,12 +145,7 @@ def plot_sweep(document: Mapping[str, Any], path: str) -> None:
         axes.grid(True, alpha=0.3)
     figure.suptitle(f"{document['endpoint']}" + (f" ({document['instance_type']})" if document["instance_type"] else ""))
     figure.tight_layout()
-    try:
-        figure.savefig(path, dpi=110)
-    except OSError as exc:
-        raise OpsError(f"cannot write --plot {path}: {exc.strerror or exc}") from None
-    finally:
-        plt.close(figure)
+    save_figure(plt, figure, path, dpi=110)
 
 
 def capacity_measurement(document: Mapping[str, Any], *, measured_at: str) -> CapacityMeasurement | None:

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import OpsError
-from ..plotting import pyplot
+from ..plotting import pyplot, save_figure
 from .engine import Result
 
 __all__ = ["require_matplotlib", "plot"]
@@ -52,9 +51,4 @@ def plot(result: Result, path: str, *, title: str | None = None) -> None:
     load_ax.legend(loc="upper right", fontsize=8)
     figure.suptitle(title or f"{spec.endpoint_name} ({spec.endpoint_id}), simulated from its synthesized template")
     figure.tight_layout()
-    try:
-        figure.savefig(path, dpi=100)
-    except OSError as exc:
-        raise OpsError(f"--plot {path}: {exc.strerror or exc}") from None
-    finally:
-        plt.close(figure)
+    save_figure(plt, figure, path, dpi=100)
