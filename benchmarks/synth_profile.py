@@ -54,6 +54,7 @@ def main() -> None:
 
     counts: collections.Counter[str] = collections.Counter()
     targets: collections.Counter[str] = collections.Counter()
+    seconds: collections.Counter[str] = collections.Counter()  # wall time inside each target's round trips
     import jsii
 
     # Generated bindings call jsii.create / jsii.invoke / jsii.get ... (bound to the one kernel).
@@ -62,8 +63,13 @@ def main() -> None:
 
         def wrapper(*a, **k):  # type: ignore[no-untyped-def]
             counts[kind] += 1
-            targets[f"{kind} {target_of(a)}"] += 1
-            return original(*a, **k)
+            target = f"{kind} {target_of(a)}"
+            targets[target] += 1
+            started = time.perf_counter()
+            try:
+                return original(*a, **k)
+            finally:
+                seconds[target] += time.perf_counter() - started
 
         setattr(jsii, kind, wrapper)
 
@@ -107,6 +113,9 @@ def main() -> None:
     print("  by kind: " + ", ".join(f"{k} {v}" for k, v in counts.most_common()))
     for target, n in targets.most_common(args.top):
         print(f"  {n:6d}  {target}")
+    print(f"time inside jsii while constructing and synthesizing: {sum(seconds.values()):.2f} s; by target:")
+    for target, spent in seconds.most_common(args.top):
+        print(f"  {spent * 1000:8.1f} ms  {targets[target]:6d}  {target}")
     if profiler:
         stats = pstats.Stats(profiler)
         stats.sort_stats("cumulative").print_stats(args.cprofile)
