@@ -220,6 +220,9 @@ def test_bad_metric_names_and_dimensions_name_the_field_and_what_is_allowed() ->
         sagemaker_stat("ModelLatencyy", VARIANT, field="alarm")
     assert (error.value.field, error.value.value) == ("alarm.metric_name", "ModelLatencyy")
     assert error.value.allowed == f"a SageMaker metric ({', '.join(sorted(SAGEMAKER_METRICS))}) or any metric with namespace=..."
+    with pytest.raises(PoolConfigError) as error:
+        sagemaker_stat("TokensPerSecond", VARIANT, namespace="")  # CloudWatch namespaces have 1 to 255 characters
+    assert error.value.field == "metric.metric_name"
     for bad in ("g6.48xlarge", "ML.g6.48xlarge", 48):
         with pytest.raises(PoolConfigError) as error:
             sagemaker_stat("Invocations", VARIANT, instance_type=bad, field="alarm")  # type: ignore[arg-type]

@@ -289,10 +289,10 @@ def test_a_component_reads_its_copies() -> None:
     )
 
 
-@pytest.mark.parametrize("capacity, written", [(12.0, "12"), (2.5, "2.5"), (0.0000001, "0.0000001"), (1e20, "100000000000000000000"), (1 / 3, None)])
+@pytest.mark.parametrize("capacity, written", [(12.0, "12"), (2.5, "2.5"), (0.0000001, "0.0000001"), (1e20, "100000000000000000000"), (12.0000000001, "12"), (1 / 3, None)])
 def test_a_capacity_is_written_as_a_plain_decimal(capacity: float, written: str | None) -> None:
     query = weighted_utilization_query(VARIANT, [InstancePool(instance_type=G6E, max_concurrency=capacity)])
-    if written is not None:
+    if written is not None:  # (nine decimals at most, and no trailing point)
         assert query.expression == f"c1 / {written}"
     # ... which CloudWatch (here the policies' evaluator) reads as the same number.
     queries = [{"Id": "c1", "MetricStat": {}, "ReturnData": False}, {"Id": "e", "Expression": query.expression, "ReturnData": True}]
