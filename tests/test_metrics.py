@@ -161,10 +161,11 @@ VARIANT_DIMS = (("EndpointName", "llm"), ("VariantName", "AllTraffic"))
 
 def test_each_source_kind_has_its_dimensions_and_its_per_container_metrics() -> None:
     # (source, dimensions, kind, concurrency metric, metric whose SampleCount counts instances or copies)
+    # (Built here, not at import: mutmut measures what the test itself calls.)
     expected = [
-        (VARIANT, VARIANT_DIMS, "variant", "ConcurrentRequestsPerModel", "CPUUtilization"),
+        (MetricSource.variant("llm", "AllTraffic"), VARIANT_DIMS, "variant", "ConcurrentRequestsPerModel", "CPUUtilization"),
         (MetricSource.endpoint("llm"), (("EndpointName", "llm"),), "endpoint", "ConcurrentRequestsPerModel", "CPUUtilization"),
-        (COMPONENT, (("InferenceComponentName", "llm-ic"),), "inference-component", "ConcurrentRequestsPerCopy", "CPUUtilizationNormalized"),
+        (MetricSource.inference_component("llm-ic"), (("InferenceComponentName", "llm-ic"),), "inference-component", "ConcurrentRequestsPerCopy", "CPUUtilizationNormalized"),
     ]
     for source, dimensions, kind, concurrency, presence in expected:
         assert (source.dimensions, source.kind, source.concurrency_metric, source.presence_metric) == (dimensions, kind, concurrency, presence)
