@@ -5,12 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from aws_cdk import Duration
+from aws_cdk import CfnParameter, Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 
 from sagemaker_pools import InstancePool, MetricSource, PoolConfigError, PooledEndpoint, sagemaker_metric
-from sagemaker_pools.metrics import SAGEMAKER_METRICS
-from sagemaker_pools.queries import flatten, from_cloudwatch
+from sagemaker_pools.metrics import (
+    SAGEMAKER_METRICS,
+    instance_count_metric,
+    instance_count_stat,
+    instance_samples_metric,
+    sagemaker_stat,
+)
+from sagemaker_pools.queries import Stat, flatten, from_cloudwatch
 from support.synth import imported_model, new_stack
 
 G6E, G6 = "ml.g6e.48xlarge", "ml.g6.48xlarge"
@@ -144,3 +150,179 @@ def test_flatten_counts_nested_math(endpoint: PooledEndpoint) -> None:
     assert flat.expression == "MAX([u1, u2])"
     single = flatten(from_cloudwatch(endpoint.metric_invocations()))
     assert single.expression is None and list(single.stats) == ["m1"]
+
+
+# -- the factory as plain data, and the L2 objects of the public functions -----------------------
+
+VARIANT = MetricSource.variant("llm", "AllTraffic")
+COMPONENT = MetricSource.inference_component("llm-ic")
+VARIANT_DIMS = (("EndpointName", "llm"), ("VariantName", "AllTraffic"))
+
+
+def test_each_source_kind_has_its_dimensions_and_its_per_container_metrics() -> None:
+    # (source, dimensions, kind, concurrency metric, metric whose SampleCount counts instances or copies)
+    # (Built here, not at import: mutmut measures what the test itself calls.)
+    expected = [
+        (MetricSource.variant("llm", "AllTraffic"), VARIANT_DIMS, "variant", "ConcurrentRequestsPerModel", "CPUUtilization"),
+        (MetricSource.endpoint("llm"), (("EndpointName", "llm"),), "endpoint", "ConcurrentRequestsPerModel", "CPUUtilization"),
+        (MetricSource.inference_component("llm-ic"), (("InferenceComponentName", "llm-ic"),), "inference-component", "ConcurrentRequestsPerCopy", "CPUUtilizationNormalized"),
+    ]
+    for source, dimensions, kind, concurrency, presence in expected:
+        assert (source.dimensions, source.kind, source.concurrency_metric, source.presence_metric) == (dimensions, kind, concurrency, presence)
+
+
+def test_a_stat_without_options_is_the_documented_metric_over_one_minute() -> None:
+    assert sagemaker_stat("ModelLatency", VARIANT) == Stat(
+        "AWS/SageMaker", "ModelLatency", VARIANT_DIMS, "Average", 60, cloudwatch.Unit.MICROSECONDS, None, None, None
+    )
+    # Counts are published without a unit: no unit filter.
+    assert sagemaker_stat("Invocations", VARIANT) == Stat("AWS/SageMaker", "Invocations", VARIANT_DIMS, "Sum", 60, None)
+    assert sagemaker_stat("GPUUtilizationNormalized", COMPONENT) == Stat(
+        "/aws/sagemaker/InferenceComponents", "GPUUtilizationNormalized", (("InferenceComponentName", "llm-ic"),), "Average", 60, cloudwatch.Unit.PERCENT
+    )
+
+
+def test_every_option_of_a_stat_is_kept() -> None:
+    stat = sagemaker_stat(
+        "ModelLatency",
+        VARIANT,
+        instance_type=G6E,
+        namespace="Mirror/SageMaker",
+        statistic="p99",
+        period=300,
+        label="p99 latency",
+        unit=cloudwatch.Unit.MILLISECONDS,
+        dimensions_map={"Extra": "x", "EndpointName": "llm"},
+        account="123456789012",
+        region="eu-west-1",
+    )
+    assert stat == Stat(
+        "Mirror/SageMaker",
+        "ModelLatency",
+        (*VARIANT_DIMS, ("Extra", "x"), ("InstanceType", G6E)),
+        "p99",
+        300,
+        cloudwatch.Unit.MILLISECONDS,
+        "p99 latency",
+        "123456789012",
+        "eu-west-1",
+    )
+
+
+def test_an_unknown_metric_with_a_namespace_reads_all_dimensions_as_an_average() -> None:
+    assert sagemaker_stat("TokensPerSecond", VARIANT, namespace="MyApp") == Stat("MyApp", "TokensPerSecond", VARIANT_DIMS, "Average", 60, None)
+    # A known endpoint-only metric drops VariantName, in its own namespace or another one.
+    assert sagemaker_stat("ApproximateBacklogSize", VARIANT).dimensions == (("EndpointName", "llm"),)
+    assert sagemaker_stat("ApproximateBacklogSize", VARIANT, namespace="Mine").dimensions == (("EndpointName", "llm"),)
+
+
+def test_bad_metric_names_and_dimensions_name_the_field_and_what_is_allowed() -> None:
+    with pytest.raises(PoolConfigError) as error:
+        sagemaker_stat("ModelLatencyy", VARIANT, field="alarm")
+    assert (error.value.field, error.value.value) == ("alarm.metric_name", "ModelLatencyy")
+    assert error.value.allowed == f"a SageMaker metric ({', '.join(sorted(SAGEMAKER_METRICS))}) or any metric with namespace=..."
+    with pytest.raises(PoolConfigError) as error:
+        sagemaker_stat("TokensPerSecond", VARIANT, namespace="")  # CloudWatch namespaces have 1 to 255 characters
+    assert error.value.field == "metric.metric_name"
+    for bad in ("g6.48xlarge", "ML.g6.48xlarge", 48):
+        with pytest.raises(PoolConfigError) as error:
+            sagemaker_stat("Invocations", VARIANT, instance_type=bad, field="alarm")  # type: ignore[arg-type]
+        assert (error.value.field, error.value.value) == ("alarm.instance_type", bad)
+        assert error.value.allowed == "an ml.* instance type such as 'ml.g6e.48xlarge'"
+    with pytest.raises(PoolConfigError) as error:
+        sagemaker_stat("Invocations", VARIANT, dimensions_map={"VariantName": "Blue"}, field="alarm")
+    assert (error.value.field, error.value.value) == ("alarm.dimensions_map['VariantName']", "Blue")
+    assert error.value.allowed == "the source's own value 'AllTraffic' (dimensions are merged, not replaced)"
+    # The defaults report as "metric".
+    with pytest.raises(PoolConfigError) as error:
+        sagemaker_stat("Invocations", VARIANT, instance_type="g6.48xlarge")
+    assert error.value.field == "metric.instance_type"
+    with pytest.raises(PoolConfigError) as error:
+        sagemaker_stat("Invocations", VARIANT, dimensions_map={"EndpointName": "other"})
+    assert error.value.field == "metric.dimensions_map['EndpointName']"
+
+
+def test_an_instance_type_token_is_added_unchecked() -> None:
+    stack = new_stack()
+    token = CfnParameter(stack, "InstanceType").value_as_string
+    stat = sagemaker_stat("Invocations", VARIANT, instance_type=token)
+    assert dict(stat.dimensions)["InstanceType"] == token
+
+
+def test_sagemaker_metric_hands_every_option_to_the_cloudwatch_metric() -> None:
+    metric = sagemaker_metric(
+        "ModelLatency",
+        VARIANT,
+        instance_type=G6,
+        statistic="p90",
+        period=Duration.minutes(5),
+        label="p90 g6",
+        color="#ff0000",
+        unit=cloudwatch.Unit.MILLISECONDS,
+        dimensions_map={"Extra": "x"},
+        account="123456789012",
+        region="eu-west-1",
+    )
+    assert (metric.namespace, metric.metric_name, metric.dimensions) == (
+        "AWS/SageMaker",
+        "ModelLatency",
+        {"EndpointName": "llm", "VariantName": "AllTraffic", "InstanceType": G6, "Extra": "x"},
+    )
+    assert (metric.statistic, metric.period.to_seconds(), metric.label, metric.color, metric.unit) == (
+        "p90",
+        300,
+        "p90 g6",
+        "#ff0000",
+        cloudwatch.Unit.MILLISECONDS,
+    )
+    assert (metric.account, metric.region) == ("123456789012", "eu-west-1")
+    plain = sagemaker_metric("TokensPerSecond", MetricSource.endpoint("llm"), namespace="MyApp")
+    assert (plain.namespace, plain.dimensions, plain.statistic, plain.period.to_seconds()) == ("MyApp", {"EndpointName": "llm"}, "Average", 60)
+    assert (plain.label, plain.color, plain.unit, plain.account, plain.region) == (None, None, None, None, None)
+
+
+def test_instance_count_of_a_variant_is_its_instance_count_metric() -> None:
+    assert instance_count_stat(VARIANT, instance_type=G6) == Stat(
+        "AWS/SageMaker", "InstanceCount", (*VARIANT_DIMS, ("InstanceType", G6)), "Average", 60, None, f"instances {G6}"
+    )
+    assert instance_count_stat(VARIANT, statistic="Minimum", period=300) == Stat(
+        "AWS/SageMaker", "InstanceCount", VARIANT_DIMS, "Minimum", 300, None, "instances"
+    )
+    per_type = instance_count_metric(VARIANT, instance_type=G6)
+    assert (per_type.namespace, per_type.metric_name, per_type.statistic, per_type.label) == ("AWS/SageMaker", "InstanceCount", "Average", f"instances {G6}")
+    assert per_type.dimensions == {"EndpointName": "llm", "VariantName": "AllTraffic", "InstanceType": G6}
+    whole = instance_count_metric(VARIANT, statistic="Maximum", period=Duration.minutes(5))
+    assert (whole.dimensions, whole.statistic, whole.period.to_seconds(), whole.label) == (dict(VARIANT_DIMS), "Maximum", 300, "instances")
+    assert instance_count_metric(VARIANT, label="running").label == "running"
+
+
+def test_instance_count_of_a_component_is_the_sample_count_of_its_copies() -> None:
+    copies = (("InferenceComponentName", "llm-ic"), ("InstanceType", G6))
+    expected = Stat("/aws/sagemaker/InferenceComponents", "CPUUtilizationNormalized", copies, "SampleCount", 120, cloudwatch.Unit.PERCENT, f"instances {G6}")
+    # The count is a SampleCount whatever statistic is asked for the variant's InstanceCount.
+    assert instance_count_stat(COMPONENT, instance_type=G6, statistic="Minimum", period=120) == expected
+    assert instance_count_stat(COMPONENT).label == "instances"
+    metric = instance_count_metric(COMPONENT, instance_type=G6, period=Duration.minutes(2))
+    assert (metric.namespace, metric.metric_name, metric.dimensions) == ("/aws/sagemaker/InferenceComponents", "CPUUtilizationNormalized", dict(copies))
+    assert (metric.statistic, metric.period.to_seconds(), metric.label) == ("SampleCount", 120, f"instances {G6}")
+
+
+def test_instance_samples_count_the_instances_that_report_cpu() -> None:
+    metric = instance_samples_metric(VARIANT, instance_type=G6E, period=Duration.seconds(10))
+    assert (metric.namespace, metric.metric_name, metric.dimensions) == (
+        "/aws/sagemaker/Endpoints",
+        "CPUUtilization",
+        {"EndpointName": "llm", "VariantName": "AllTraffic", "InstanceType": G6E},
+    )
+    assert (metric.statistic, metric.period.to_seconds(), metric.label, metric.unit) == ("SampleCount", 10, f"instances {G6E}", cloudwatch.Unit.PERCENT)
+    whole = instance_samples_metric(VARIANT)
+    assert (whole.statistic, whole.period.to_seconds(), whole.label) == ("SampleCount", 60, "instances")
+    # The options win over the helper's own.
+    assert instance_samples_metric(VARIANT, statistic="Sum", label="samples").statistic == "Sum"
+    assert instance_samples_metric(VARIANT, label="samples").label == "samples"
+    component = instance_samples_metric(COMPONENT)
+    assert (component.namespace, component.metric_name, component.dimensions) == (
+        "/aws/sagemaker/InferenceComponents",
+        "CPUUtilizationNormalized",
+        {"InferenceComponentName": "llm-ic"},
+    )

@@ -13,12 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aws_cdk import CfnParameter, Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sagemaker_pools import InstancePool, PoolConfigError, PooledEndpoint, UtilizationStrategy
 from sagemaker_pools.metric_math import MetricMathError, check_queries, evaluate
+from sagemaker_pools.metrics import MetricSource, weighted_utilization, weighted_utilization_query
+from sagemaker_pools.queries import Math, Stat, flatten, from_cloudwatch
 from support.frozen import frozen
 from support.synth import imported_model, new_stack, resources, template_of
 
@@ -230,6 +233,111 @@ def test_the_same_expression_drives_an_alarm() -> None:
         assert evaluate(queries, fleet_data(fleet)) == pytest.approx(
             reference(UtilizationStrategy.MAX_OVER_TYPES, EXAMPLE, fleet)
         ), scenario
+
+
+# -- the query itself: ids, inputs, expressions, labels ----------------------------------------------
+
+VARIANT = MetricSource.variant("llm", "AllTraffic")
+
+
+def _concurrency(instance_type: str, statistic: str = "Maximum", period: int = 60) -> Stat:
+    dims = (("EndpointName", "llm"), ("VariantName", "AllTraffic"), ("InstanceType", instance_type))
+    return Stat("AWS/SageMaker", "ConcurrentRequestsPerModel", dims, statistic, period)
+
+
+def _utilization(i: int, instance_type: str, capacity: str, statistic: str = "Maximum", period: int = 60) -> tuple[str, Math]:
+    return f"u{i}", Math(f"c{i} / {capacity}", ((f"c{i}", _concurrency(instance_type, statistic, period)),), period, f"{instance_type} utilization")
+
+
+def test_max_and_average_over_types_read_each_types_concurrency_over_its_capacity() -> None:
+    u = (_utilization(1, G6E, "32"), _utilization(2, G6, "16"), _utilization(3, P4D, "24"))
+    pools = _pools(EXAMPLE)
+    assert weighted_utilization_query(VARIANT, pools) == Math("MAX([u1, u2, u3])", u, 60, "Weighted utilization (max-over-types)")
+    assert weighted_utilization_query(VARIANT, pools, strategy=UtilizationStrategy.AVERAGE_OVER_TYPES) == Math(
+        "(u1 + u2 + u3) / 3", u, 60, "Weighted utilization (average-over-types)"
+    )
+
+
+def test_instance_weighting_weighs_by_each_types_instance_count_and_falls_back_to_the_maximum() -> None:
+    period = 300
+    u = tuple(_utilization(i, t, c, "Average", period) for i, (t, c) in enumerate(((G6E, "32"), (G6, "16")), start=1))
+    s = tuple(
+        (f"s{i}", Stat("AWS/SageMaker", "InstanceCount", (("EndpointName", "llm"), ("VariantName", "AllTraffic"), ("InstanceType", t)), "Average", period, None, f"instances {t}"))
+        for i, t in enumerate((G6E, G6), start=1)
+    )
+    n = Math("s1 + s2", s, period, "instances")
+    assert weighted_utilization_query(
+        VARIANT, _pools(EXAMPLE[:2]), strategy=UtilizationStrategy.INSTANCE_WEIGHTED, statistic="Average", period=period, label="fleet"
+    ) == Math("IF(FILL(n, 0) > 0, (u1 * s1 + u2 * s2) / n, MAX([u1, u2]))", (*u, *s, ("n", n)), period, "fleet")
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES, ids=lambda s: s.name)
+def test_one_pool_is_its_concurrency_over_its_capacity_whatever_the_strategy(strategy: UtilizationStrategy) -> None:
+    assert weighted_utilization_query(VARIANT, _pools(EXAMPLE[:1]), strategy=strategy, period=120) == Math(
+        "c1 / 32", (("c1", _concurrency(G6E, period=120)),), 120, f"Weighted utilization ({strategy.value})"
+    )
+
+
+def test_a_component_reads_its_copies() -> None:
+    component = MetricSource.inference_component("llm-ic")
+    query = weighted_utilization_query(component, _pools(EXAMPLE[:2]), strategy=UtilizationStrategy.INSTANCE_WEIGHTED)
+    flat = flatten(query)
+    copies = [("InferenceComponentName", "llm-ic"), ("InstanceType", G6)]
+    assert flat.stats["c2"] == Stat("AWS/SageMaker", "ConcurrentRequestsPerCopy", tuple(copies), "Maximum", 60)
+    assert flat.stats["s2"] == Stat(
+        "/aws/sagemaker/InferenceComponents", "CPUUtilizationNormalized", tuple(copies), "SampleCount", 60, cloudwatch.Unit.PERCENT, f"instances {G6}"
+    )
+
+
+@pytest.mark.parametrize("capacity, written", [(12.0, "12"), (2.5, "2.5"), (0.0000001, "0.0000001"), (1e20, "100000000000000000000"), (12.0000000001, "12"), (1 / 3, None)])
+def test_a_capacity_is_written_as_a_plain_decimal(capacity: float, written: str | None) -> None:
+    query = weighted_utilization_query(VARIANT, [InstancePool(instance_type=G6E, max_concurrency=capacity)])
+    if written is not None:  # (nine decimals at most, and no trailing point)
+        assert query.expression == f"c1 / {written}"
+    # ... which CloudWatch (here the policies' evaluator) reads as the same number.
+    queries = [{"Id": "c1", "MetricStat": {}, "ReturnData": False}, {"Id": "e", "Expression": query.expression, "ReturnData": True}]
+    assert evaluate(queries, lambda stat: 1.0) == pytest.approx(1 / capacity, rel=1e-8)
+
+
+def test_a_capacity_token_is_rendered_by_cloudformation() -> None:
+    stack = new_stack()
+    capacity = CfnParameter(stack, "Capacity", type="Number").value_as_number
+    query = weighted_utilization_query(VARIANT, [InstancePool(instance_type=G6E, max_concurrency=capacity), InstancePool(instance_type=G6, max_concurrency=16)])
+    assert stack.resolve(dict(query.using)["u1"].expression) == {"Fn::Join": ["", ["c1 / ", {"Ref": "Capacity"}]]}  # type: ignore[union-attr]
+
+
+def test_weighted_utilization_is_the_query_as_a_math_expression() -> None:
+    pools = _pools(EXAMPLE)
+    default = weighted_utilization(VARIANT, pools)
+    assert (default.expression, default.label, default.period.to_seconds()) == ("MAX([u1, u2, u3])", "Weighted utilization (max-over-types)", 60)
+    assert from_cloudwatch(default) == weighted_utilization_query(VARIANT, pools)
+    for strategy in STRATEGIES:
+        given = weighted_utilization(VARIANT, pools, strategy=strategy, statistic="Average", period=Duration.minutes(5), label="fleet")
+        assert from_cloudwatch(given) == weighted_utilization_query(VARIANT, pools, strategy=strategy, statistic="Average", period=300, label="fleet")
+
+
+def test_bad_pools_and_strategies_name_the_field() -> None:
+    without = [InstancePool(instance_type=G6E, max_concurrency=32), InstancePool(instance_type=G6)]
+    for build, field in ((weighted_utilization_query, "weighted_utilization"), (weighted_utilization, "weighted_utilization")):
+        with pytest.raises(PoolConfigError) as error:
+            build(VARIANT, without)  # type: ignore[operator]
+        assert (error.value.field, error.value.value) == (f"{field}.pools[1].max_concurrency", None)
+        assert error.value.allowed == (
+            f"a number > 0 for every pool ({G6} has none): weighted utilization divides each type's concurrent requests by it"
+        )
+        with pytest.raises(PoolConfigError) as error:
+            build(VARIANT, _pools(EXAMPLE), strategy="max")  # type: ignore[operator]
+        assert (error.value.field, error.value.value) == (f"{field}.strategy", "max")
+        assert error.value.allowed == "a UtilizationStrategy (AVERAGE_OVER_TYPES, MAX_OVER_TYPES, INSTANCE_WEIGHTED)"
+        with pytest.raises(PoolConfigError) as error:
+            build(VARIANT, [])  # type: ignore[operator]
+        assert error.value.field == f"{field}.pools"
+    with pytest.raises(PoolConfigError) as error:
+        weighted_utilization(VARIANT, without, field="Dashboard")
+    assert error.value.field == "Dashboard.pools[1].max_concurrency"
+    with pytest.raises(PoolConfigError) as error:
+        weighted_utilization_query(VARIANT, [], field="Dashboard")
+    assert error.value.field == "Dashboard.pools"
 
 
 # -- bad input --------------------------------------------------------------------------------------

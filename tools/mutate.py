@@ -93,6 +93,22 @@ EXPECTED_SURVIVORS: set[str] = {
     "sagemaker_pools.deployment.xǁDeploymentPolicyǁrolling__mutmut_63",
     "sagemaker_pools.ops.migrate.x__with_fallbacks__mutmut_38",
     "sagemaker_pools.ops.migrate.x__with_fallbacks__mutmut_85",
+    "sagemaker_pools.metrics.x__number__mutmut_10",
+    "sagemaker_pools.metrics.x__number__mutmut_11",
+    "sagemaker_pools.metrics.x_instance_samples_metric__mutmut_5",
+    "sagemaker_pools.metrics.x_instance_samples_metric__mutmut_6",
+    "sagemaker_pools.metrics.x_weighted_utilization__mutmut_2",
+    "sagemaker_pools.metrics.x_weighted_utilization__mutmut_3",
+    "sagemaker_pools.metrics.x_sagemaker_metric__mutmut_12",
+    "sagemaker_pools.metrics.x_sagemaker_metric__mutmut_23",
+    "sagemaker_pools.metrics.x_sagemaker_metric__mutmut_49",
+    "sagemaker_pools.metrics.x_sagemaker_metric__mutmut_52",
+    "sagemaker_pools.metrics.x_weighted_utilization__mutmut_11",
+    "sagemaker_pools.metrics.x_weighted_utilization__mutmut_18",
+    "sagemaker_pools.metrics.x_weighted_utilization__mutmut_23",
+    "sagemaker_pools.metrics.x_weighted_utilization__mutmut_25",
+    "sagemaker_pools.metrics.x_sagemaker_stat__mutmut_77",
+    "sagemaker_pools.metrics.x_sagemaker_stat__mutmut_78",
 }
 
 _KILLED = {"killed", "timeout", "segfault", "caught by type check"}

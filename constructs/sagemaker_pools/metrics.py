@@ -215,10 +215,10 @@ def sagemaker_stat(
     ``period`` is in seconds; ``statistic`` and ``unit`` default to the documented ones.
 
     Raises:
-        PoolConfigError: an unknown metric without ``namespace``, or a bad dimension.
+        PoolConfigError: an unknown metric without a ``namespace`` (or with an empty one), or a bad dimension.
     """
     spec = SAGEMAKER_METRICS.get(metric_name)
-    if spec is None and namespace is None:
+    if spec is None and not namespace:
         raise PoolConfigError(
             f"{field}.metric_name",
             metric_name,
@@ -268,23 +268,23 @@ def sagemaker_metric(
         options: :class:`MetricOptions`. Default: the documented statistic and unit, 1-minute period.
 
     Raises:
-        PoolConfigError: an unknown metric without ``namespace``, or a bad dimension.
+        PoolConfigError: an unknown metric without a ``namespace`` (or with an empty one), or a bad dimension.
     """
-    period = options.get("period")
+    period = options.get("period") or _ONE_MINUTE
     stat = sagemaker_stat(
         metric_name,
         source,
         instance_type=instance_type,
         namespace=namespace,
         statistic=options.get("statistic"),
-        period=seconds_of(period) if period is not None else 60,
+        period=seconds_of(period),
         label=options.get("label"),
         unit=options.get("unit"),
         dimensions_map=options.get("dimensions_map"),
         account=options.get("account"),
         region=options.get("region"),
     )
-    return to_cloudwatch(stat, period=period or _ONE_MINUTE, color=options.get("color"))  # type: ignore[return-value]
+    return to_cloudwatch(stat, period=period, color=options.get("color"))  # type: ignore[return-value]
 
 
 def instance_count_stat(source: MetricSource, *, instance_type: str | None = None, statistic: str | None = None, period: int = 60) -> Stat:
@@ -359,7 +359,7 @@ DEFAULT_UTILIZATION_STRATEGY = UtilizationStrategy.MAX_OVER_TYPES
 
 
 def _number(value: float) -> str:
-    """A constant as metric-math text (no exponent notation); tokens render as tokens."""
+    """A constant as metric-math text (no exponent notation, at most nine decimals); tokens render as tokens."""
     if is_unresolved(value):
         return Token.as_string(value)
     if float(value).is_integer():
