@@ -9,9 +9,17 @@ package name, and every import, stays ``sagemaker_pools``), and only the tests o
 
 Usage::
 
-    python tools/mutate.py                 # every module of MODULES, one after the other
+    python tools/mutate.py                 # every module of MODULES, in two lanes (--lanes)
     python tools/mutate.py pools.py        # some of them
+    python tools/mutate.py --lanes 1       # one module after the other
     python tools/mutate.py --report        # the score of the last run, without running
+
+Modules run in ``--lanes`` parallel mutmut processes (default 2, the machine's cores), the
+longest first (``_COST``), each lane taking the next module when its last one is done. Within a
+module the mutants run one at a time (``--max-children 1``): mutmut forks every mutant's pytest
+from one process that has loaded aws_cdk, so all of them talk to that process's single jsii
+(Node) kernel over one pipe pair, and two at once would read each other's answers. Separate
+lanes are separate mutmut processes, each with its own kernel.
 
 Results stay in ``build/mutate/<module>/mutants`` (``mutmut show <name>`` works there). The
 score counts killed, timed-out and segfaulting mutants as killed; "no tests" mutants (code no
@@ -30,6 +38,7 @@ import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,6 +79,20 @@ MODULES: dict[str, list[str]] = {
         "tests/ops/test_ops_units.py",
         "tests/ops/test_ops_errors.py",
     ],
+}
+
+#: Roughly how long each module's mutmut run takes, relative to the others (mutants times the tests
+#: that reach them; docs/testing.md, "Scores"): the lanes start the longest first, so that no lane
+#: is left with a long module at the end.
+_COST: dict[str, float] = {
+    "scaling.py": 9,
+    "deployment.py": 8,
+    "metrics.py": 7,
+    "ops/migrate.py": 4,
+    "pools.py": 3,
+    "routing.py": 2,
+    "instance_types.py": 1.5,
+    "ops/bench/stats.py": 1,
 }
 
 #: Tests that do not run while mutating: the rule-reach tests parse the library's source, which
@@ -144,6 +167,7 @@ def _results(where: Path, module: str) -> dict[str, str]:
 
 
 def _run(module: str, children: int) -> None:
+    """Stage ``module`` and run mutmut over it; raise ``SystemExit`` if mutmut fails."""
     where = _stage(module)
     mutmut = Path(sys.executable).with_name("mutmut")
     env = {**os.environ, "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20"}
@@ -161,7 +185,17 @@ def _run(module: str, children: int) -> None:
     if done.returncode != 0:
         print(done.stdout[-3000:])
         raise SystemExit(f"mutmut failed on {module} (exit {done.returncode}); log: {where / 'mutmut.log'}")
-    print(f"  {module}: mutmut ran in {time.monotonic() - start:.0f} s")
+    print(f"  {module}: mutmut ran in {time.monotonic() - start:.0f} s", flush=True)
+
+
+def run_all(modules: list[str], children: int, lanes: int) -> None:
+    """Run mutmut over ``modules`` in ``lanes`` parallel lanes, the longest modules first."""
+    start = time.monotonic()
+    ordered = sorted(modules, key=lambda m: -_COST.get(m, 1))
+    with ThreadPoolExecutor(max_workers=max(1, lanes)) as pool:
+        # list(): wait for every module, and re-raise the first failure.
+        list(pool.map(lambda module: _run(module, children), ordered))
+    print(f"  all {len(modules)} module(s): {time.monotonic() - start:.0f} s in {max(1, lanes)} lane(s)", flush=True)
 
 
 def _diff(module: str, name: str) -> str:
@@ -216,15 +250,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("modules", nargs="*", help=f"default: all of {', '.join(MODULES)}")
     parser.add_argument("--report", action="store_true", help="only print the last run's score")
     parser.add_argument("--diffs", action="store_true", help="show each survivor's change")
-    parser.add_argument("--max-children", type=int, default=1)
+    parser.add_argument("--max-children", type=int, default=1, help="mutants at once within a module: keep 1 (one jsii kernel)")
+    parser.add_argument("--lanes", type=int, default=2, help="modules at once, each its own mutmut process (default 2)")
     args = parser.parse_args(argv)
     modules = args.modules or list(MODULES)
     unknown = [m for m in modules if m not in MODULES]
     if unknown:
         parser.error(f"not in MODULES: {', '.join(unknown)}")
     if not args.report:
-        for module in modules:
-            _run(module, args.max_children)
+        run_all(modules, args.max_children, args.lanes)
     return 0 if report(modules, args.diffs) else 1
 
 
