@@ -84,6 +84,12 @@ def test_rollback_alarms_ten_at_most_each_an_alarm() -> None:
     with pytest.raises(PoolConfigError) as err:
         DeploymentPolicy.all_at_once(rollback_alarms=[half])  # type: ignore[list-item]
     assert err.value.field == "DeploymentPolicy.rollback_alarms" and err.value.value is half
+    # Either member missing is enough (the check reads them on the class).
+    for members in ({"alarm_name": "a"}, {"alarm_arn": "arn:aws:cloudwatch:us-east-1:123456789012:alarm:a"}):
+        partial = type("Partial", (), members)()
+        with pytest.raises(PoolConfigError) as err:
+            DeploymentPolicy.all_at_once(rollback_alarms=[partial])
+        assert err.value.value is partial
 
 
 def test_timeouts_and_sizes_render() -> None:
@@ -170,6 +176,32 @@ def test_fleet_overlap_is_unknown_for_tokens_and_without_a_policy() -> None:
     assert DeploymentPolicy.canary(canary_size=CapacitySize(type="CAPACITY_PERCENT", value=number), wait_interval=MINUTE).fleet_overlap_seconds(4) is None
     assert DeploymentPolicy.linear(step_size=CapacitySize.percent(10), wait_interval=MINUTE).fleet_overlap_seconds(number) is None  # type: ignore[arg-type]
     assert DeploymentPolicy().fleet_overlap_seconds(4) is None  # no traffic policy: SageMaker's default
+    seconds = Duration.seconds(number)
+    assert DeploymentPolicy.all_at_once(wait_interval=seconds).fleet_overlap_seconds(4) is None
+    assert DeploymentPolicy.all_at_once(termination_wait=seconds).fleet_overlap_seconds(4) is None
+    assert DeploymentPolicy.rolling(batch_size=CapacitySize.percent(10), bake_time=seconds).fleet_overlap_seconds(4) is None
+
+
+def test_a_token_timeout_or_wait_is_left_to_deploy_time() -> None:
+    stack = new_stack()
+    seconds = Duration.seconds(cdk.CfnParameter(stack, "Seconds", type="Number").value_as_number)
+    hour = Duration.hours(1)
+    # Neither side of "the timeout exceeds the waits" is known: nothing to compare.
+    policies = [
+        DeploymentPolicy.all_at_once(max_execution_timeout=seconds),
+        DeploymentPolicy.all_at_once(wait_interval=seconds, termination_wait=hour, max_execution_timeout=Duration.seconds(600)),
+        DeploymentPolicy.rolling(batch_size=CapacitySize.percent(10), bake_time=hour, max_execution_timeout=seconds),
+        DeploymentPolicy.rolling(batch_size=CapacitySize.percent(10), bake_time=seconds, max_execution_timeout=Duration.seconds(600)),
+    ]
+    model = PoolModel.from_model_name(stack, "M", "llm")
+    for i, policy in enumerate(policies):
+        PooledEndpoint(stack, f"E{i}", model=model, pools=[InstancePool(instance_type="ml.g6e.12xlarge")], deployment=policy)
+    configs = [e["Properties"]["DeploymentConfig"] for e in template_of(stack)["Resources"].values() if e["Type"] == "AWS::SageMaker::Endpoint"]
+    ref = {"Ref": "Seconds"}
+    assert [c["BlueGreenUpdatePolicy"].get("MaximumExecutionTimeoutInSeconds") for c in configs[:2]] == [ref, 600]
+    assert configs[1]["BlueGreenUpdatePolicy"]["TrafficRoutingConfiguration"]["WaitIntervalInSeconds"] == ref
+    assert [c["RollingUpdatePolicy"]["MaximumExecutionTimeoutInSeconds"] for c in configs[2:]] == [ref, 600]
+    assert configs[3]["RollingUpdatePolicy"]["WaitIntervalInSeconds"] == ref
 
 
 def test_with_rollback_alarms_replaces_the_alarms_and_keeps_the_rest() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import jsii
 import pytest
 from aws_cdk import CfnParameter, CfnResource, Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
@@ -295,9 +296,13 @@ def test_a_step_below_the_threshold_scales_in() -> None:
         cooldown=Duration.minutes(10),
     )
     template = template_of(stack)
-    policy = template["Resources"][stack.get_logical_id(step.policy)]["Properties"]["StepScalingPolicyConfiguration"]
+    policy_id = stack.get_logical_id(step.policy)
+    policy = template["Resources"][policy_id]["Properties"]["StepScalingPolicyConfiguration"]
     assert policy["StepAdjustments"] == [{"MetricIntervalUpperBound": 0, "ScalingAdjustment": -1}]
     assert policy["Cooldown"] == 600
+    # The step's alarm is the one that triggers its policy.
+    alarm = template["Resources"][stack.get_logical_id(step.alarm.node.default_child)]["Properties"]
+    assert alarm["AlarmActions"] == [{"Fn::GetAtt": [policy_id, "Arn"]}] and alarm["EvaluationPeriods"] == 15
     assert {k: v for k, v in template_problems(template).items() if v} == {}
 
 
@@ -643,3 +648,24 @@ def test_token_bounds_and_targets_are_left_to_deploy_time() -> None:
     scaling = _endpoint(stack, "Count", initial_instance_count=number).auto_scale(min_capacity=3, max_capacity=3)
     scaling.scale_on_concurrency(target=number)
     scaling.scale_on_weighted_utilization(target=number)
+    scaling.scale_on_step("Step", metric=scaling.endpoint.metric_invocations(), threshold=1, adjustment=number)
+
+
+@jsii.implements(cloudwatch.IMetric)
+class _NeitherMetricNorMath:
+    """An IMetric whose configuration is neither a metric stat nor a math expression."""
+
+    warnings = None
+    warnings_v2 = None
+
+    def to_metric_config(self) -> cloudwatch.MetricConfig:
+        return cloudwatch.MetricConfig()
+
+
+def test_what_is_not_a_query_names_the_field() -> None:
+    with pytest.raises(PoolConfigError) as error:
+        metric_data_queries(_NeitherMetricNorMath(), "policy")  # type: ignore[arg-type]
+    assert (error.value.field, str(error.value).split("allowed: ")[1]) == ("policy", "a CloudWatch Metric or MathExpression")
+    with pytest.raises(PoolConfigError) as error:
+        metric_data_queries(Math("Bad", (("Bad", _stat()),)), "policy")
+    assert (error.value.field, error.value.value) == ("policy.id", "Bad")
