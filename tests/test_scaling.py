@@ -168,6 +168,11 @@ def test_inference_component_capacity_can_start_at_zero() -> None:
     (target,) = resources(template, "AWS::ApplicationAutoScaling::ScalableTarget").values()
     assert target["Properties"]["ResourceId"] == "inference-component/my-ic"
     assert target["DependsOn"] == ["Component"]  # a literal name implies no dependency: it is explicit
+    # Scale-in stays on unless asked otherwise: nothing rendered for it.
+    assert _config(template, "CopiesPerCopy") == {
+        "PredefinedMetricSpecification": {"PredefinedMetricType": "SageMakerInferenceComponentConcurrentRequestsPerCopyHighResolution"},
+        "TargetValue": 4,
+    }
     assert {k: v for k, v in template_problems(template).items() if v} == {}
 
 
@@ -503,7 +508,8 @@ def test_policies_name_their_target_and_a_unique_stable_name(options: tuple[Any,
         assert policy["DependsOn"] == [target_id]
         # The construct path's unique id: "Options/Copies/Tracked" -> "OptionsCopiesTracked" + hash.
         assert props["PolicyName"].startswith(f"Options{logical_id[:-8]}") and len(props["PolicyName"]) == len(logical_id) + len("Options")
-    assert _config(template, "CopiesTracked")["TargetValue"] == 0.5
+    tracked = _config(template, "CopiesTracked")
+    assert tracked["TargetValue"] == 0.5 and tracked.keys() == {"CustomizedMetricSpecification", "TargetValue"}
     assert {policy["Properties"]["PolicyType"] for policy in policies.values()} == {"StepScaling", "TargetTrackingScaling"}
 
 
@@ -669,3 +675,11 @@ def test_what_is_not_a_query_names_the_field() -> None:
     with pytest.raises(PoolConfigError) as error:
         metric_data_queries(Math("Bad", (("Bad", _stat()),)), "policy")
     assert (error.value.field, error.value.value) == ("policy.id", "Bad")
+
+
+def test_a_pool_without_max_concurrency_is_named_by_the_endpoint() -> None:
+    pools = [InstancePool(instance_type="ml.g6e.48xlarge", max_concurrency=32), InstancePool(instance_type="ml.g6.48xlarge")]
+    scaling = _endpoint(new_stack(), pools=pools).auto_scale(max_capacity=4)
+    with pytest.raises(PoolConfigError) as error:
+        scaling.scale_on_weighted_utilization()
+    assert error.value.field == "PooledEndpoint.pools[1].max_concurrency"
