@@ -620,6 +620,7 @@ def test_a_capacity_keeps_what_it_was_given_and_waits_for_every_dependency() -> 
         stack, "C", resource_id="endpoint/e/variant/v", scalable_dimension=VARIANT_INSTANCE_COUNT, min_capacity=1, max_capacity=1, depends_on=[first, second]
     )
     assert (capacity.resource_id, capacity.scalable_dimension, capacity.min_capacity, capacity.max_capacity) == ("endpoint/e/variant/v", VARIANT_INSTANCE_COUNT, 1, 1)
+    assert capacity.node.default_child is capacity.target  # (id "Resource": a short logical id, found by CDK)
     (target,) = resources(template_of(stack), "AWS::ApplicationAutoScaling::ScalableTarget").values()
     assert sorted(target["DependsOn"]) == ["First", "Second"]
     assert (target["Properties"]["MinCapacity"], target["Properties"]["MaxCapacity"]) == (1, 1)
