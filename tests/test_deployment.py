@@ -84,6 +84,12 @@ def test_rollback_alarms_ten_at_most_each_an_alarm() -> None:
     with pytest.raises(PoolConfigError) as err:
         DeploymentPolicy.all_at_once(rollback_alarms=[half])  # type: ignore[list-item]
     assert err.value.field == "DeploymentPolicy.rollback_alarms" and err.value.value is half
+    # Either member missing is enough (the check reads them on the class).
+    for members in ({"alarm_name": "a"}, {"alarm_arn": "arn:aws:cloudwatch:us-east-1:123456789012:alarm:a"}):
+        partial = type("Partial", (), members)()
+        with pytest.raises(PoolConfigError) as err:
+            DeploymentPolicy.all_at_once(rollback_alarms=[partial])
+        assert err.value.value is partial
 
 
 def test_timeouts_and_sizes_render() -> None:
@@ -139,3 +145,74 @@ def test_rolling_rollback_size_and_timeout_bounds() -> None:
         with pytest.raises(PoolConfigError) as err:
             DeploymentPolicy.rolling(batch_size=ten, bake_time=MINUTE, max_execution_timeout=Duration.seconds(seconds))
         assert err.value.field == "DeploymentPolicy.rolling.max_execution_timeout"
+
+
+def test_fleet_overlap_counts_one_bake_per_traffic_step_then_the_termination_wait() -> None:
+    wait, term = Duration.seconds(60), Duration.seconds(120)
+    # All at once: one shift, baked once; then the old fleet waits out termination_wait.
+    assert DeploymentPolicy.all_at_once(wait_interval=wait, termination_wait=term).fleet_overlap_seconds(4) == 60 + 120
+    assert DeploymentPolicy.all_at_once(wait_interval=wait).fleet_overlap_seconds(4) == 60  # no termination wait: 0
+    assert DeploymentPolicy.all_at_once().fleet_overlap_seconds(4) == 0
+    # Canary: the canary step and the final step, whatever the canary's size.
+    for size in (CapacitySize.percent(10), CapacitySize.instances(3)):
+        assert DeploymentPolicy.canary(canary_size=size, wait_interval=wait, termination_wait=term).fleet_overlap_seconds(8) == 2 * 60 + 120
+    # Linear in percent: 100 % in steps of the size, rounded up (30 %: 4 steps), whatever the fleet.
+    for max_instances in (1, 50):
+        assert DeploymentPolicy.linear(step_size=CapacitySize.percent(30), wait_interval=wait).fleet_overlap_seconds(max_instances) == 4 * 60
+    assert DeploymentPolicy.linear(step_size=CapacitySize.percent(50), wait_interval=wait, termination_wait=term).fleet_overlap_seconds(3) == 2 * 60 + 120
+    # Linear in instances: the largest fleet in steps of the size, rounded up; a step larger than
+    # the fleet is one step.
+    assert DeploymentPolicy.linear(step_size=CapacitySize.instances(2), wait_interval=wait).fleet_overlap_seconds(5) == 3 * 60
+    assert DeploymentPolicy.linear(step_size=CapacitySize.instances(2), wait_interval=wait).fleet_overlap_seconds(4) == 2 * 60
+    assert DeploymentPolicy.linear(step_size=CapacitySize.instances(8), wait_interval=wait).fleet_overlap_seconds(5) == 60
+    # Rolling: one bake per batch, no termination wait.
+    assert DeploymentPolicy.rolling(batch_size=CapacitySize.percent(20), bake_time=Duration.seconds(300)).fleet_overlap_seconds(7) == 5 * 300
+    assert DeploymentPolicy.rolling(batch_size=CapacitySize.instances(3), bake_time=Duration.seconds(300)).fleet_overlap_seconds(7) == 3 * 300
+
+
+def test_fleet_overlap_is_unknown_for_tokens_and_without_a_policy() -> None:
+    stack = cdk.Stack(cdk.App(), "Tokens")
+    number = cdk.CfnParameter(stack, "N", type="Number").value_as_number
+    assert DeploymentPolicy.canary(canary_size=CapacitySize(type="CAPACITY_PERCENT", value=number), wait_interval=MINUTE).fleet_overlap_seconds(4) is None
+    assert DeploymentPolicy.linear(step_size=CapacitySize.percent(10), wait_interval=MINUTE).fleet_overlap_seconds(number) is None  # type: ignore[arg-type]
+    assert DeploymentPolicy().fleet_overlap_seconds(4) is None  # no traffic policy: SageMaker's default
+    seconds = Duration.seconds(number)
+    assert DeploymentPolicy.all_at_once(wait_interval=seconds).fleet_overlap_seconds(4) is None
+    assert DeploymentPolicy.all_at_once(termination_wait=seconds).fleet_overlap_seconds(4) is None
+    assert DeploymentPolicy.rolling(batch_size=CapacitySize.percent(10), bake_time=seconds).fleet_overlap_seconds(4) is None
+
+
+def test_a_token_timeout_or_wait_is_left_to_deploy_time() -> None:
+    stack = new_stack()
+    seconds = Duration.seconds(cdk.CfnParameter(stack, "Seconds", type="Number").value_as_number)
+    hour = Duration.hours(1)
+    # Neither side of "the timeout exceeds the waits" is known: nothing to compare.
+    policies = [
+        DeploymentPolicy.all_at_once(max_execution_timeout=seconds),
+        DeploymentPolicy.all_at_once(wait_interval=seconds, termination_wait=hour, max_execution_timeout=Duration.seconds(600)),
+        DeploymentPolicy.rolling(batch_size=CapacitySize.percent(10), bake_time=hour, max_execution_timeout=seconds),
+        DeploymentPolicy.rolling(batch_size=CapacitySize.percent(10), bake_time=seconds, max_execution_timeout=Duration.seconds(600)),
+    ]
+    model = PoolModel.from_model_name(stack, "M", "llm")
+    for i, policy in enumerate(policies):
+        PooledEndpoint(stack, f"E{i}", model=model, pools=[InstancePool(instance_type="ml.g6e.12xlarge")], deployment=policy)
+    configs = [e["Properties"]["DeploymentConfig"] for e in template_of(stack)["Resources"].values() if e["Type"] == "AWS::SageMaker::Endpoint"]
+    ref = {"Ref": "Seconds"}
+    assert [c["BlueGreenUpdatePolicy"].get("MaximumExecutionTimeoutInSeconds") for c in configs[:2]] == [ref, 600]
+    assert configs[1]["BlueGreenUpdatePolicy"]["TrafficRoutingConfiguration"]["WaitIntervalInSeconds"] == ref
+    assert [c["RollingUpdatePolicy"]["MaximumExecutionTimeoutInSeconds"] for c in configs[2:]] == [ref, 600]
+    assert configs[3]["RollingUpdatePolicy"]["WaitIntervalInSeconds"] == ref
+
+
+def test_with_rollback_alarms_replaces_the_alarms_and_keeps_the_rest() -> None:
+    stack = new_stack()
+    first = [cloudwatch.Alarm.from_alarm_name(stack, "First", "first")]
+    second = [cloudwatch.Alarm.from_alarm_name(stack, f"A{i}", f"alarm-{i}") for i in range(10)]
+    policy = DeploymentPolicy.canary(canary_size=CapacitySize.percent(10), wait_interval=MINUTE, rollback_alarms=first)
+    changed = policy.with_rollback_alarms(second)
+    assert changed.rollback_alarms == tuple(second) and policy.rollback_alarms == tuple(first)
+    assert changed._blue_green is policy._blue_green and changed.fleet_overlap_seconds(4) == policy.fleet_overlap_seconds(4) == 120
+    assert policy.with_rollback_alarms([]).rollback_alarms == ()
+    with pytest.raises(PoolConfigError) as err:
+        policy.with_rollback_alarms([*second, *first])
+    assert str(err.value) == "DeploymentPolicy.rollback_alarms: got '11 alarms'; allowed: at most 10 CloudWatch alarms"

@@ -162,6 +162,7 @@ def test_tokens_are_neither_compared_nor_reordered() -> None:
     assert err.value.field == "pools[*].priority"
     concurrency = cdk.CfnParameter(stack, "Concurrency", type="Number").value_as_number
     InstancePool(instance_type=G6E, max_concurrency=concurrency).validate()  # a token is never "<= 0"
+    InstancePool(instance_type=G6E, max_concurrency=1).validate()  # one request at a time: the least there is
 
 
 def test_did_you_mean_reads_the_closest_known_types() -> None:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import jsii
 import pytest
-from aws_cdk import CfnResource, Duration
+from aws_cdk import CfnParameter, CfnResource, Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 
 from sagemaker_pools import InstancePool, PoolConfigError, PooledEndpoint, ScalableCapacity, UtilizationStrategy
@@ -19,6 +20,7 @@ from sagemaker_pools.scaling import (
 from support.frozen import frozen
 from support.contract import template_problems
 from sagemaker_pools.metric_math import check_queries
+from sagemaker_pools.queries import Math, Stat
 from support.synth import imported_model, new_stack, resources, template_of
 
 POOLS = [
@@ -166,6 +168,11 @@ def test_inference_component_capacity_can_start_at_zero() -> None:
     (target,) = resources(template, "AWS::ApplicationAutoScaling::ScalableTarget").values()
     assert target["Properties"]["ResourceId"] == "inference-component/my-ic"
     assert target["DependsOn"] == ["Component"]  # a literal name implies no dependency: it is explicit
+    # Scale-in stays on unless asked otherwise: nothing rendered for it.
+    assert _config(template, "CopiesPerCopy") == {
+        "PredefinedMetricSpecification": {"PredefinedMetricType": "SageMakerInferenceComponentConcurrentRequestsPerCopyHighResolution"},
+        "TargetValue": 4,
+    }
     assert {k: v for k, v in template_problems(template).items() if v} == {}
 
 
@@ -194,23 +201,6 @@ def test_metric_data_queries_enforce_cloudwatch_alarm_rules() -> None:
 # -- bad input -------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("kwargs", "field"),
-    [
-        ({"min_capacity": 3, "max_capacity": 8}, "PooledEndpoint.auto_scale.min_capacity"),  # above initial (2)
-        ({"min_capacity": 1, "max_capacity": 1}, "PooledEndpoint.auto_scale.max_capacity"),  # below initial
-        ({"min_capacity": 0, "max_capacity": 8}, "PooledEndpoint.auto_scale.min_capacity"),  # no IC: no zero
-        ({"max_capacity": 0}, "PooledEndpoint.auto_scale.max_capacity"),
-        ({"max_capacity": 2.5}, "PooledEndpoint.auto_scale.max_capacity"),
-    ],
-)
-def test_bad_bounds(kwargs: dict[str, Any], field: str) -> None:
-    stack = new_stack()
-    with pytest.raises(PoolConfigError) as error:
-        _endpoint(stack, initial_instance_count=2).auto_scale(**kwargs)
-    assert error.value.field == field
-
-
 def test_one_scaling_per_variant() -> None:
     stack = new_stack()
     endpoint = _endpoint(stack)
@@ -220,61 +210,82 @@ def test_one_scaling_per_variant() -> None:
     assert error.value.field == "PooledEndpoint.auto_scale"
 
 
+S = "PooledEndpoint.auto_scale"
+STEP = {"metric": cloudwatch.Metric(namespace="AWS/SageMaker", metric_name="Invocations"), "threshold": 1}
+
+
 @pytest.mark.parametrize(
-    ("call", "field"),
+    ("call", "message"),
     [
-        (lambda s: s.scale_on_weighted_utilization(target=0), "PooledEndpoint.auto_scale.scale_on_weighted_utilization.target"),
-        (lambda s: s.scale_on_weighted_utilization(target=1.5), "PooledEndpoint.auto_scale.scale_on_weighted_utilization.target"),
-        (lambda s: s.scale_on_weighted_utilization(target=True), "PooledEndpoint.auto_scale.scale_on_weighted_utilization.target"),
+        (lambda s: s.scale_on_weighted_utilization(target=0), f"{S}.scale_on_weighted_utilization.target: got 0; allowed: a number in (0, 1]"),
+        (lambda s: s.scale_on_weighted_utilization(target=1.5), f"{S}.scale_on_weighted_utilization.target: got 1.5; allowed: a number in (0, 1]"),
+        (lambda s: s.scale_on_weighted_utilization(target=True), f"{S}.scale_on_weighted_utilization.target: got True; allowed: a number in (0, 1]"),
+        (
+            lambda s: s.scale_on_weighted_utilization(target=float("nan")),
+            f"{S}.scale_on_weighted_utilization.target: got nan; allowed: a number in (0, 1]",
+        ),
         (
             lambda s: s.scale_on_weighted_utilization(scale_in_cooldown=Duration.millis(1500)),
-            "PooledEndpoint.auto_scale.WeightedUtilization.scale_in_cooldown",
+            f"{S}.WeightedUtilization.scale_in_cooldown: got '1.5 seconds'; allowed: a whole number of seconds from 0 to 86400",
         ),
         (
-            lambda s: s.scale_on_weighted_utilization(scale_out_cooldown=Duration.days(2)),
-            "PooledEndpoint.auto_scale.WeightedUtilization.scale_out_cooldown",
+            lambda s: s.scale_on_weighted_utilization(scale_out_cooldown=Duration.seconds(86401)),
+            f"{S}.WeightedUtilization.scale_out_cooldown: got '86401 seconds'; allowed: a whole number of seconds from 0 to 86400",
         ),
-        (lambda s: s.scale_on_invocations_per_instance(target=-1), "PooledEndpoint.auto_scale.InvocationsPerInstance.target_value"),
-        (lambda s: s.scale_on_concurrency(target=0), "PooledEndpoint.auto_scale.ConcurrentRequests.target_value"),
+        (lambda s: s.scale_on_invocations_per_instance(target=-1), f"{S}.InvocationsPerInstance.target_value: got -1; allowed: a number > 0"),
+        (lambda s: s.scale_on_concurrency(target=0), f"{S}.ConcurrentRequests.target_value: got 0; allowed: a number > 0"),
+        (lambda s: s.scale_on_concurrency(target="12"), f"{S}.ConcurrentRequests.target_value: got '12'; allowed: a number > 0"),
+        (
+            lambda s: s.scale_to_track_metric("M", target_value=0, metric=s.endpoint.metric_invocations()),
+            f"{S}.M.target_value: got 0; allowed: a number > 0",
+        ),
+        (
+            lambda s: s.scale_to_track_metric("M", target_value=5, metric=cloudwatch.MathExpression(expression="SEARCH('x', 'Sum', 60)")),
+            f"{S}.M.metric.expression: got \"SEARCH('x', 'Sum', 60)\"; allowed: an expression without SEARCH: alarms and scaling policies cannot use it",
+        ),
         (
             lambda s: s.scale_to_track_predefined("X", target_value=1, predefined_metric_type="ECSServiceAverageCPUUtilization"),
-            "PooledEndpoint.auto_scale.X.predefined_metric_type",
+            f"{S}.X.predefined_metric_type: got 'ECSServiceAverageCPUUtilization'; allowed: a SageMaker predefined metric type (SageMaker...)",
         ),
         (
-            lambda s: s.scale_on_step("S", metric=s.endpoint.metric_invocations(), threshold=1, adjustment=1, adjustment_type="Double"),
-            "PooledEndpoint.auto_scale.S.adjustment_type",
+            lambda s: s.scale_to_track_predefined("X", target_value=0, predefined_metric_type="SageMakerVariantInvocationsPerInstance"),
+            f"{S}.X.target_value: got 0; allowed: a number > 0",
         ),
         (
-            lambda s: s.scale_on_step("S", metric=s.endpoint.metric_invocations(), threshold=1, adjustment=0),
-            "PooledEndpoint.auto_scale.S.adjustment",
+            lambda s: s.scale_on_step("S", **STEP, adjustment=1, adjustment_type="Double"),
+            f"{S}.S.adjustment_type: got 'Double'; allowed: ChangeInCapacity, ExactCapacity or PercentChangeInCapacity",
+        ),
+        (lambda s: s.scale_on_step("S", **STEP, adjustment=0), f"{S}.S.adjustment: got 0; allowed: a non-zero integer (ExactCapacity: 0 or more)"),
+        (
+            lambda s: s.scale_on_step("S", **STEP, adjustment=0, adjustment_type="PercentChangeInCapacity"),
+            f"{S}.S.adjustment: got 0; allowed: a non-zero integer (ExactCapacity: 0 or more)",
+        ),
+        (lambda s: s.scale_on_step("S", **STEP, adjustment=1.5), f"{S}.S.adjustment: got 1.5; allowed: a non-zero integer (ExactCapacity: 0 or more)"),
+        (lambda s: s.scale_on_step("S", **STEP, adjustment=True), f"{S}.S.adjustment: got True; allowed: a non-zero integer (ExactCapacity: 0 or more)"),
+        (
+            lambda s: s.scale_on_step("S", **STEP, adjustment=1, metric_aggregation_type="Sum"),
+            f"{S}.S.metric_aggregation_type: got 'Sum'; allowed: Average, Minimum or Maximum",
         ),
         (
-            lambda s: s.scale_on_step("S", metric=s.endpoint.metric_invocations(), threshold=1, adjustment=1, metric_aggregation_type="Sum"),
-            "PooledEndpoint.auto_scale.S.metric_aggregation_type",
+            lambda s: s.scale_on_step("S", **STEP, adjustment=1, evaluation_periods=0),
+            f"{S}.S.evaluation_periods: got 0; allowed: an integer from 1 or more",
         ),
         (
-            lambda s: s.scale_on_step("S", metric=s.endpoint.metric_invocations(), threshold=1, adjustment=1, evaluation_periods=0),
-            "PooledEndpoint.auto_scale.S.evaluation_periods",
+            lambda s: s.scale_on_step("S", **STEP, adjustment=1, cooldown=Duration.days(2)),
+            f"{S}.S.cooldown: got '172800 seconds'; allowed: a whole number of seconds from 0 to 86400",
+        ),
+        (
+            lambda s: s.scale_on_step("S", metric=s.endpoint.metric_invocations(region="eu-west-1"), threshold=1, adjustment=1),
+            f"{S}.S.metric.m1: got 'account=None, region=eu-west-1'; allowed: a metric of the policy's own account and region",
         ),
     ],
 )
-def test_bad_policies(call: Any, field: str) -> None:
+def test_bad_policies(call: Any, message: str) -> None:
     stack = new_stack()
     scaling = _endpoint(stack).auto_scale(max_capacity=4)
     with pytest.raises(PoolConfigError) as error:
         call(scaling)
-    assert error.value.field == field
-
-
-def test_bad_generic_capacity() -> None:
-    stack = new_stack()
-    with pytest.raises(PoolConfigError) as error:
-        ScalableCapacity(stack, "X", resource_id="r", scalable_dimension="ecs:service:DesiredCount", min_capacity=0, max_capacity=1)
-    assert error.value.field == "ScalableCapacity.scalable_dimension"
-    with pytest.raises(PoolConfigError) as error:
-        ScalableCapacity(stack, "Y", resource_id="r", scalable_dimension=VARIANT_INSTANCE_COUNT, min_capacity=3, max_capacity=2)
-    assert error.value.field == "ScalableCapacity.min_capacity"
-    assert "at most max_capacity (2)" in str(error.value)
+    assert str(error.value) == message
 
 
 def test_a_step_below_the_threshold_scales_in() -> None:
@@ -290,9 +301,13 @@ def test_a_step_below_the_threshold_scales_in() -> None:
         cooldown=Duration.minutes(10),
     )
     template = template_of(stack)
-    policy = template["Resources"][stack.get_logical_id(step.policy)]["Properties"]["StepScalingPolicyConfiguration"]
+    policy_id = stack.get_logical_id(step.policy)
+    policy = template["Resources"][policy_id]["Properties"]["StepScalingPolicyConfiguration"]
     assert policy["StepAdjustments"] == [{"MetricIntervalUpperBound": 0, "ScalingAdjustment": -1}]
     assert policy["Cooldown"] == 600
+    # The step's alarm is the one that triggers its policy.
+    alarm = template["Resources"][stack.get_logical_id(step.alarm.node.default_child)]["Properties"]
+    assert alarm["AlarmActions"] == [{"Fn::GetAtt": [policy_id, "Arn"]}] and alarm["EvaluationPeriods"] == 15
     assert {k: v for k, v in template_problems(template).items() if v} == {}
 
 
@@ -331,3 +346,341 @@ def test_initial_instance_count_follows_the_autoscaling_minimum() -> None:
     with pytest.raises(PoolConfigError) as error:
         _endpoint(new_stack(), initial_instance_count=1).auto_scale(min_capacity=2, max_capacity=8)
     assert error.value.field == "PooledEndpoint.auto_scale.min_capacity" and "initial_instance_count (1)" in str(error.value)
+
+
+# -- what each policy renders, option by option -----------------------------------------------------
+
+
+def _config(template: dict[str, Any], prefix: str, kind: str = "TargetTrackingScalingPolicyConfiguration") -> dict[str, Any]:
+    (policy,) = _by_prefix(template, "AWS::ApplicationAutoScaling::ScalingPolicy", prefix).values()
+    return policy["Properties"][kind]  # type: ignore[no-any-return]
+
+
+def test_policies_render_only_the_options_given(template: dict[str, Any]) -> None:
+    """Defaults leave cooldowns and scale-in to Application Auto Scaling: nothing rendered for them."""
+    assert _config(template, "FirstScalingAllTrafficInvocationsPerInstance") == {
+        "PredefinedMetricSpecification": {"PredefinedMetricType": "SageMakerVariantInvocationsPerInstance"},
+        "TargetValue": 120,
+    }
+    assert _config(template, "FirstScalingAllTrafficConcurrentRequests") == {
+        "PredefinedMetricSpecification": {"PredefinedMetricType": "SageMakerVariantConcurrentRequestsPerModelHighResolution"},
+        "TargetValue": 12,
+    }
+    default = _config(template, "SecondScalingBlueWeighted")
+    assert default.keys() == {"CustomizedMetricSpecification", "TargetValue"} and default["TargetValue"] == 0.7
+    # The default statistic of the concurrency the weighted utilization reads: the maximum.
+    stats = {q["MetricStat"]["Metric"]["MetricName"]: q["MetricStat"]["Stat"] for q in default["CustomizedMetricSpecification"]["Metrics"] if "MetricStat" in q}
+    assert stats["ConcurrentRequestsPerModel"] == "Maximum"
+    # A step: +adjustment from the threshold up, the maximum of the data points, one period.
+    assert _config(template, "FirstScalingAllTrafficSurge", "StepScalingPolicyConfiguration") == {
+        "AdjustmentType": "ChangeInCapacity",
+        "MetricAggregationType": "Maximum",
+        "StepAdjustments": [{"MetricIntervalLowerBound": 0, "ScalingAdjustment": 2}],
+    }
+    (alarm,) = _by_prefix(template, "AWS::CloudWatch::Alarm", "FirstScalingAllTrafficSurgeAlarm").values()
+    props = alarm["Properties"]
+    assert (props["ComparisonOperator"], props["EvaluationPeriods"], props["TreatMissingData"]) == ("GreaterThanOrEqualToThreshold", 1, "missing")
+    assert "DatapointsToAlarm" not in props and "AlarmDescription" not in props
+
+
+@pytest.fixture(scope="module")
+def options() -> tuple[Any, dict[str, Any]]:
+    """One variant's scaling with every option given, and a generic capacity's policies."""
+    stack = new_stack("Options")
+    endpoint = _endpoint(stack, "Ep", initial_instance_count=2)
+    scaling = endpoint.auto_scale(min_capacity=2, max_capacity=2)  # both bounds at the initial count
+    behaviour = {"scale_in_cooldown": Duration.seconds(0), "scale_out_cooldown": Duration.seconds(86400), "disable_scale_in": True}
+    scaling.scale_on_invocations_per_instance(target=100, **behaviour)
+    scaling.scale_on_concurrency(target=8, **behaviour)
+    # The upper bound of the target is allowed.
+    scaling.scale_on_weighted_utilization(target=1.0, strategy=UtilizationStrategy.INSTANCE_WEIGHTED, statistic="Average", **behaviour)
+    capacity = ScalableCapacity(
+        stack, "Copies", resource_id=inference_component_resource_id("ic"), scalable_dimension=INFERENCE_COMPONENT_COPY_COUNT, min_capacity=0, max_capacity=1
+    )
+    invocations = endpoint.metric_invocations()
+    capacity.scale_on_step(
+        "Exact",
+        metric=invocations,
+        threshold=3,
+        adjustment=0,
+        adjustment_type="ExactCapacity",
+        comparison_operator=cloudwatch.ComparisonOperator.LESS_THAN_OR_EQUAL_TO_THRESHOLD,
+        metric_aggregation_type="Average",
+        evaluation_periods=5,
+        datapoints_to_alarm=4,
+        cooldown=Duration.seconds(0),
+        treat_missing_data=cloudwatch.TreatMissingData.BREACHING,
+        alarm_description="quiet",
+    )
+    capacity.scale_on_step("Percent", metric=invocations, threshold=100, adjustment=50, adjustment_type="PercentChangeInCapacity", metric_aggregation_type="Minimum")
+    capacity.wake_from_zero("Wake", metric=invocations, cold_start=Duration.seconds(60), evaluation_periods=3, alarm_description="wake up")
+    capacity.wake_from_zero("LateWake", metric=invocations, cold_start=Duration.seconds(86400), evaluation_periods=1, alarm_description="late")
+    capacity.scale_to_track_metric("Tracked", target_value=0.5, metric=invocations)
+    return scaling, frozen(template_of(stack))
+
+
+def test_cooldowns_and_scale_in_reach_every_target_tracking_policy(options: tuple[Any, dict[str, Any]]) -> None:
+    _, template = options
+    for prefix, target in (("EpScalingAllTrafficInvocationsPerInstance", 100), ("EpScalingAllTrafficConcurrentRequests", 8), ("EpScalingAllTrafficWeighted", 1.0)):
+        config = _config(template, prefix)
+        assert (config["TargetValue"], config["ScaleInCooldown"], config["ScaleOutCooldown"], config["DisableScaleIn"]) == (target, 0, 86400, True), prefix
+
+
+def test_the_weighted_policy_reads_the_strategy_and_statistic_asked_for(options: tuple[Any, dict[str, Any]]) -> None:
+    _, template = options
+    queries = _config(template, "EpScalingAllTrafficWeighted")["CustomizedMetricSpecification"]["Metrics"]
+    stats = {(q["MetricStat"]["Metric"]["MetricName"], q["MetricStat"]["Stat"]) for q in queries if "MetricStat" in q}
+    # Instance weighting reads each pool's instance count besides its concurrency.
+    assert stats == {("ConcurrentRequestsPerModel", "Average"), ("InstanceCount", "Average")}
+    (top,) = [q for q in queries if q["ReturnData"]]
+    assert top["Expression"].startswith("IF(FILL(n, 0) > 0, (u1 * s1 + u2 * s2 + u3 * s3) / n")
+
+
+def test_the_scaling_remembers_its_utilization_target(options: tuple[Any, dict[str, Any]]) -> None:
+    scaling, _ = options
+    assert (scaling.utilization_target, scaling.utilization_strategy) == (1.0, UtilizationStrategy.INSTANCE_WEIGHTED)
+    fresh = _endpoint(new_stack()).auto_scale(max_capacity=2)
+    assert (fresh.utilization_target, fresh.utilization_strategy) == (None, None)
+
+
+def test_every_step_option_is_rendered(options: tuple[Any, dict[str, Any]]) -> None:
+    _, template = options
+    # ExactCapacity may set 0; a step for "at or below" lies below the threshold.
+    assert _config(template, "CopiesExact", "StepScalingPolicyConfiguration") == {
+        "AdjustmentType": "ExactCapacity",
+        "Cooldown": 0,
+        "MetricAggregationType": "Average",
+        "StepAdjustments": [{"MetricIntervalUpperBound": 0, "ScalingAdjustment": 0}],
+    }
+    (alarm,) = _by_prefix(template, "AWS::CloudWatch::Alarm", "CopiesExactAlarm").values()
+    props = alarm["Properties"]
+    assert (props["Threshold"], props["ComparisonOperator"], props["EvaluationPeriods"], props["DatapointsToAlarm"]) == (3, "LessThanOrEqualToThreshold", 5, 4)
+    assert (props["TreatMissingData"], props["AlarmDescription"]) == ("breaching", "quiet")
+    assert _config(template, "CopiesPercent", "StepScalingPolicyConfiguration") == {
+        "AdjustmentType": "PercentChangeInCapacity",
+        "MetricAggregationType": "Minimum",
+        "StepAdjustments": [{"MetricIntervalLowerBound": 0, "ScalingAdjustment": 50}],
+    }
+
+
+def test_a_wake_up_adds_one_unit_per_cold_start_once_every_period_breached(options: tuple[Any, dict[str, Any]]) -> None:
+    _, template = options
+    for prefix, cold_start, periods, description in (("CopiesWake", 60, 3, "wake up"), ("CopiesLateWake", 86400, 1, "late")):
+        assert _config(template, prefix, "StepScalingPolicyConfiguration") == {
+            "AdjustmentType": "ChangeInCapacity",
+            "Cooldown": cold_start,
+            "MetricAggregationType": "Maximum",
+            "StepAdjustments": [{"MetricIntervalLowerBound": 0, "ScalingAdjustment": 1}],
+        }
+        alarm = template["Resources"][next(iter(_by_prefix(template, "AWS::CloudWatch::Alarm", f"{prefix}Alarm")))]["Properties"]
+        assert (alarm["Threshold"], alarm["ComparisonOperator"], alarm["EvaluationPeriods"], alarm["DatapointsToAlarm"]) == (
+            1,
+            "GreaterThanOrEqualToThreshold",
+            periods,
+            periods,
+        )
+        assert alarm["AlarmDescription"] == description
+
+
+@pytest.mark.parametrize("seconds", [59, 86401])
+def test_a_cold_start_outside_a_minute_to_a_day_is_refused(seconds: int) -> None:
+    capacity = ScalableCapacity(new_stack(), "C", resource_id="inference-component/ic", scalable_dimension=INFERENCE_COMPONENT_COPY_COUNT, min_capacity=0, max_capacity=1)
+    with pytest.raises(PoolConfigError) as error:
+        capacity.wake_from_zero("W", metric=cloudwatch.Metric(namespace="N", metric_name="M"), cold_start=Duration.seconds(seconds), evaluation_periods=1, alarm_description="d")
+    assert str(error.value) == f"ScalableCapacity.cold_start: got '{seconds} seconds'; allowed: a whole number of seconds from 60 to 86400"
+
+
+def test_policies_name_their_target_and_a_unique_stable_name(options: tuple[Any, dict[str, Any]]) -> None:
+    _, template = options
+    (target_id,) = _by_prefix(template, "AWS::ApplicationAutoScaling::ScalableTarget", "Copies")
+    assert template["Resources"][target_id]["Properties"] == {
+        "MaxCapacity": 1,
+        "MinCapacity": 0,
+        "ResourceId": "inference-component/ic",
+        "ScalableDimension": INFERENCE_COMPONENT_COPY_COUNT,
+        "ServiceNamespace": "sagemaker",
+    }
+    policies = _by_prefix(template, "AWS::ApplicationAutoScaling::ScalingPolicy", "Copies")
+    assert len(policies) == 5
+    for logical_id, policy in policies.items():
+        props = policy["Properties"]
+        assert (props["ServiceNamespace"], props["ResourceId"], props["ScalableDimension"]) == ("sagemaker", "inference-component/ic", INFERENCE_COMPONENT_COPY_COUNT)
+        assert policy["DependsOn"] == [target_id]
+        # The construct path's unique id: "Options/Copies/Tracked" -> "OptionsCopiesTracked" + hash.
+        assert props["PolicyName"].startswith(f"Options{logical_id[:-8]}") and len(props["PolicyName"]) == len(logical_id) + len("Options")
+    tracked = _config(template, "CopiesTracked")
+    assert tracked["TargetValue"] == 0.5 and tracked.keys() == {"CustomizedMetricSpecification", "TargetValue"}
+    assert {policy["Properties"]["PolicyType"] for policy in policies.values()} == {"StepScaling", "TargetTrackingScaling"}
+
+
+# -- metric_data_queries: CloudWatch's alarm rules at their edges, and the query list -------------
+
+
+def _stat(name: str = "Invocations", **kwargs: Any) -> Stat:
+    return Stat(namespace="AWS/SageMaker", metric_name=name, dimensions=(("EndpointName", "e"),), statistic="Sum", **kwargs)
+
+
+def _refusal(metric: Any) -> str:
+    with pytest.raises(PoolConfigError) as error:
+        metric_data_queries(metric, "policy")
+    return str(error.value)
+
+
+def test_ten_metrics_and_ten_expressions_are_the_limit() -> None:
+    ten = tuple((f"m{i}", _stat(f"M{i}")) for i in range(10))
+    assert len(metric_data_queries(Math(" + ".join(i for i, _ in ten), ten), "policy")) == 11
+    eleven = (*ten, ("m10", _stat("M10")))
+    assert _refusal(Math("m0", eleven)) == (
+        "policy.metrics: got '11 metrics'; allowed: at most 10 metrics: target tracking runs on CloudWatch alarms, which read at most 10"
+    )
+    # Nine nested expressions and the top one: ten.
+    nine = tuple((f"e{i}", Math(f"m{i} * 2", (ten[i],))) for i in range(9))
+    assert len(metric_data_queries(Math("e0", nine), "policy")) == 9 + 9 + 1
+    ten_nested = (*nine, ("e9", Math("m9 * 2", (ten[9],))))
+    assert _refusal(Math("e0", ten_nested)) == "policy.expressions: got '11 expressions'; allowed: at most 10 math expressions in one alarm"
+
+
+def test_an_expression_of_2048_characters_is_the_limit() -> None:
+    using = (("a", _stat()),)
+    longest = "a" + " + a" * 511 + "  "
+    assert len(longest) == 2047 and len(metric_data_queries(Math(longest + " ", using), "policy")) == 2
+    assert _refusal(Math(longest + "  ", using)) == "policy.expression: got '2049 characters'; allowed: at most 2048 characters"
+    nested = Math("b", (("b", Math(longest + "  ", using)),))
+    assert _refusal(nested) == "policy.expression: got '2049 characters'; allowed: at most 2048 characters"
+    assert _refusal(Math("b", (("b", Math("search('x')", using)),))).startswith("policy.expression: got \"search('x')\"; allowed: an expression without SEARCH")
+
+
+@pytest.mark.parametrize(("where", "value"), [({"account": "111111111111"}, "account=111111111111, region=None"), ({"region": "eu-west-1"}, "account=None, region=eu-west-1")])
+def test_a_metric_of_another_account_or_region_is_refused(where: dict[str, str], value: str) -> None:
+    message = f"policy.m1: got '{value}'; allowed: a metric of the policy's own account and region"
+    assert _refusal(_stat(**where)) == message
+    with pytest.raises(PoolConfigError) as error:
+        metric_data_queries(_stat(**where))
+    assert error.value.field == "metric.m1"  # the default field
+    assert _refusal(Math("m1 + 1", (("m1", _stat(**where)),))) == message
+
+
+def test_a_single_metric_is_the_one_query_that_returns_data() -> None:
+    (query,) = metric_data_queries(_stat(unit=cloudwatch.Unit.COUNT, label="calls"), "policy")
+    assert (query.id, query.label, query.return_data, query.expression) == ("m1", "calls", True, None)
+    stat = query.metric_stat
+    assert (stat.stat, stat.unit) == ("Sum", "Count")
+    assert (stat.metric.namespace, stat.metric.metric_name) == ("AWS/SageMaker", "Invocations")
+    assert [(d.name, d.value) for d in stat.metric.dimensions] == [("EndpointName", "e")]
+    (plain,) = metric_data_queries(_stat(), "policy")
+    assert (plain.label, plain.metric_stat.unit) == (None, None)
+
+
+def test_only_the_top_expression_returns_data_under_a_free_id() -> None:
+    inner = Math("a * 2", (("a", _stat(label="calls")),), label="doubled")
+    queries = metric_data_queries(Math("x + 1", (("x", inner),), label="top"), "policy")
+    assert [(q.id, q.label, q.return_data, q.expression) for q in queries] == [
+        ("a", "calls", False, None),
+        ("x", "doubled", False, "a * 2"),
+        ("result", "top", True, "x + 1"),
+    ]
+    # "result" taken by a metric, then by an expression too: the top one moves aside.
+    taken = metric_data_queries(Math("result * 2", (("result", _stat()),)), "policy")
+    assert [(q.id, q.return_data) for q in taken] == [("result", False), ("result_", True)]
+    both = Math("result + result_", (("result", Math("m * 2", (("m", _stat()),))), ("result_", _stat("Other"))))
+    assert [(q.id, q.return_data) for q in metric_data_queries(both, "policy")] == [("m", False), ("result_", False), ("result", False), ("result__", True)]
+
+
+# -- bounds: the messages name the field and what it allows ----------------------------------------
+
+
+def _capacity(**kwargs: Any) -> ScalableCapacity:
+    kwargs = {"resource_id": "inference-component/ic", "scalable_dimension": INFERENCE_COMPONENT_COPY_COUNT, "min_capacity": 0, "max_capacity": 1, **kwargs}
+    return ScalableCapacity(new_stack(), "C", **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"min_capacity": -1}, "ScalableCapacity.min_capacity: got -1; allowed: an integer from 0 or more instances or copies"),
+        ({"max_capacity": 0}, "ScalableCapacity.max_capacity: got 0; allowed: an integer from 1 or more instances or copies"),
+        ({"min_capacity": 2, "max_capacity": 1}, "ScalableCapacity.min_capacity: got 2; allowed: at most max_capacity (1): the minimum cannot exceed the maximum"),
+        (
+            {"scalable_dimension": "ecs:service:DesiredCount"},
+            f"ScalableCapacity.scalable_dimension: got 'ecs:service:DesiredCount'; allowed: {VARIANT_INSTANCE_COUNT} or {INFERENCE_COMPONENT_COPY_COUNT}",
+        ),
+        ({"max_capacity": 0, "field": "Component.scaling"}, "Component.scaling.max_capacity: got 0; allowed: an integer from 1 or more instances or copies"),
+    ],
+)
+def test_bad_capacity_bounds(kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(PoolConfigError) as error:
+        _capacity(**kwargs)
+    assert str(error.value) == message
+
+
+def test_a_capacity_keeps_what_it_was_given_and_waits_for_every_dependency() -> None:
+    stack = new_stack()
+    first, second = (CfnResource(stack, name, type="AWS::SNS::Topic") for name in ("First", "Second"))
+    capacity = ScalableCapacity(
+        stack, "C", resource_id="endpoint/e/variant/v", scalable_dimension=VARIANT_INSTANCE_COUNT, min_capacity=1, max_capacity=1, depends_on=[first, second]
+    )
+    assert (capacity.resource_id, capacity.scalable_dimension, capacity.min_capacity, capacity.max_capacity) == ("endpoint/e/variant/v", VARIANT_INSTANCE_COUNT, 1, 1)
+    assert capacity.node.default_child is capacity.target  # (id "Resource": a short logical id, found by CDK)
+    (target,) = resources(template_of(stack), "AWS::ApplicationAutoScaling::ScalableTarget").values()
+    assert sorted(target["DependsOn"]) == ["First", "Second"]
+    assert (target["Properties"]["MinCapacity"], target["Properties"]["MaxCapacity"]) == (1, 1)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"min_capacity": 3, "max_capacity": 8}, f"{S}.min_capacity: got 3; allowed: at most initial_instance_count (2)"),
+        ({"min_capacity": 1, "max_capacity": 1}, f"{S}.max_capacity: got 1; allowed: at least initial_instance_count (2)"),
+        (
+            {"min_capacity": 0, "max_capacity": 8},
+            f"{S}.min_capacity: got 0; allowed: an integer from 1 or more instances (a variant without inference components cannot scale to zero)",
+        ),
+        ({"max_capacity": 0}, f"{S}.max_capacity: got 0; allowed: an integer from 1 or more instances"),
+        ({"max_capacity": 2.5}, f"{S}.max_capacity: got 2.5; allowed: an integer from 1 or more instances"),
+        ({"min_capacity": 5, "max_capacity": 4}, f"{S}.min_capacity: got 5; allowed: at most max_capacity (4): the minimum cannot exceed the maximum"),
+    ],
+)
+def test_bad_variant_bounds_messages(kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(PoolConfigError) as error:
+        _endpoint(new_stack(), initial_instance_count=2).auto_scale(**kwargs)
+    assert str(error.value) == message
+
+
+def test_token_bounds_and_targets_are_left_to_deploy_time() -> None:
+    stack = new_stack()
+    number = CfnParameter(stack, "N", type="Number").value_as_number
+    # Token bounds: the initial count cannot be compared with them.
+    _endpoint(stack, "Low", initial_instance_count=2).auto_scale(min_capacity=number, max_capacity=8)
+    _endpoint(stack, "High", initial_instance_count=2).auto_scale(min_capacity=1, max_capacity=number)
+    scaling = _endpoint(stack, "Count", initial_instance_count=number).auto_scale(min_capacity=3, max_capacity=3)
+    scaling.scale_on_concurrency(target=number)
+    scaling.scale_on_weighted_utilization(target=number)
+    scaling.scale_on_step("Step", metric=scaling.endpoint.metric_invocations(), threshold=1, adjustment=number)
+
+
+@jsii.implements(cloudwatch.IMetric)
+class _NeitherMetricNorMath:
+    """An IMetric whose configuration is neither a metric stat nor a math expression."""
+
+    warnings = None
+    warnings_v2 = None
+
+    def to_metric_config(self) -> cloudwatch.MetricConfig:
+        return cloudwatch.MetricConfig()
+
+
+def test_what_is_not_a_query_names_the_field() -> None:
+    with pytest.raises(PoolConfigError) as error:
+        metric_data_queries(_NeitherMetricNorMath(), "policy")  # type: ignore[arg-type]
+    assert (error.value.field, str(error.value).split("allowed: ")[1]) == ("policy", "a CloudWatch Metric or MathExpression")
+    with pytest.raises(PoolConfigError) as error:
+        metric_data_queries(Math("Bad", (("Bad", _stat()),)), "policy")
+    assert (error.value.field, error.value.value) == ("policy.id", "Bad")
+
+
+def test_a_pool_without_max_concurrency_is_named_by_the_endpoint() -> None:
+    pools = [InstancePool(instance_type="ml.g6e.48xlarge", max_concurrency=32), InstancePool(instance_type="ml.g6.48xlarge")]
+    scaling = _endpoint(new_stack(), pools=pools).auto_scale(max_capacity=4)
+    with pytest.raises(PoolConfigError) as error:
+        scaling.scale_on_weighted_utilization()
+    assert error.value.field == "PooledEndpoint.pools[1].max_concurrency"

@@ -9,9 +9,17 @@ package name, and every import, stays ``sagemaker_pools``), and only the tests o
 
 Usage::
 
-    python tools/mutate.py                 # every module of MODULES, one after the other
+    python tools/mutate.py                 # every module of MODULES, in two lanes (--lanes)
     python tools/mutate.py pools.py        # some of them
+    python tools/mutate.py --lanes 1       # one module after the other
     python tools/mutate.py --report        # the score of the last run, without running
+
+Modules run in ``--lanes`` parallel mutmut processes (default 2, the machine's cores), the
+longest first (``_COST``), each lane taking the next module when its last one is done. Within a
+module the mutants run one at a time (``--max-children 1``): mutmut forks every mutant's pytest
+from one process that has loaded aws_cdk, so all of them talk to that process's single jsii
+(Node) kernel over one pipe pair, and two at once would read each other's answers. Separate
+lanes are separate mutmut processes, each with its own kernel.
 
 Results stay in ``build/mutate/<module>/mutants`` (``mutmut show <name>`` works there). The
 score counts killed, timed-out and segfaulting mutants as killed; "no tests" mutants (code no
@@ -30,6 +38,7 @@ import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,10 +61,13 @@ MODULES: dict[str, list[str]] = {
         "tests/test_queries.py",
         "tests/test_weighted_utilization.py",
     ],
-    "scaling.py": ["tests/test_scaling.py", "tests/test_weighted_utilization.py"],
+    # (not tests/test_weighted_utilization.py: it checks metrics.py's arithmetic through policies
+    # whose fixture costs every mutant's run about 4 s; test_scaling.py pins what scaling.py renders)
+    "scaling.py": ["tests/test_scaling.py"],
     # (without the timing tests of the local bench server: they measure the machine, not the statistics)
     "ops/bench/stats.py": [
         "tests/ops/test_ops_units.py",
+        "tests/ops/test_ops_bench_units.py",
         "tests/ops/test_ops_bench.py",
         "--deselect",
         "tests/ops/test_ops_bench.py::test_p50_at_concurrency_1_is_within_3_ms_of_the_injected_latency",
@@ -72,11 +84,25 @@ MODULES: dict[str, list[str]] = {
     ],
 }
 
+#: About how long each module's mutmut run takes (docs/testing.md, "Scores"): the lanes start the
+#: longest first, so that no lane is left with a long module at the end.
+_COST: dict[str, float] = {  # (seconds of a run at load average ~3, 2026-12-01)
+    "metrics.py": 716,
+    "scaling.py": 561,
+    "deployment.py": 231,
+    "ops/migrate.py": 160,
+    "routing.py": 127,
+    "pools.py": 115,
+    "instance_types.py": 100,
+    "ops/bench/stats.py": 69,
+}
+
 #: Tests that do not run while mutating: the rule-reach tests parse the library's source, which
-#: mutmut rewrites.
+#: mutmut rewrites, and the layout test reads it under constructs/, which the staging copy moves.
 _NOT_MUTATION_TESTS = [
     arg
     for test in (
+        "tests/test_layout.py::test_scaling_and_components_sit_below_the_endpoint",
         "tests/test_bad_input.py::test_the_corpora_reach_every_rule",
         "tests/test_async.py::test_corpus_reaches_every_rule",
         "tests/test_inference_component.py::test_corpus_reaches_every_rule",
@@ -91,6 +117,16 @@ EXPECTED_SURVIVORS: set[str] = {
     "sagemaker_pools.instance_types.x_has_instance_storage__mutmut_10",
     "sagemaker_pools.deployment.xǁDeploymentPolicyǁrolling__mutmut_27",
     "sagemaker_pools.deployment.xǁDeploymentPolicyǁrolling__mutmut_63",
+    "sagemaker_pools.deployment.xǁDeploymentPolicyǁrolling__mutmut_84",
+    "sagemaker_pools.deployment.xǁDeploymentPolicyǁrolling__mutmut_85",
+    "sagemaker_pools.deployment.xǁDeploymentPolicyǁ_check_timeout__mutmut_8",
+    "sagemaker_pools.scaling.xǁScalableCapacityǁ_policy__mutmut_17",
+    "sagemaker_pools.scaling.xǁScalableCapacityǁ_policy__mutmut_18",
+    "sagemaker_pools.scaling.xǁScalableCapacityǁwake_from_zero__mutmut_15",
+    "sagemaker_pools.scaling.xǁScalableCapacityǁwake_from_zero__mutmut_24",
+    "sagemaker_pools.scaling.xǁScalableCapacityǁwake_from_zero__mutmut_25",
+    "sagemaker_pools.scaling.xǁVariantScalingǁ__init____mutmut_50",
+    "sagemaker_pools.scaling.xǁVariantScalingǁ__init____mutmut_61",
     "sagemaker_pools.ops.migrate.x__with_fallbacks__mutmut_38",
     "sagemaker_pools.ops.migrate.x__with_fallbacks__mutmut_85",
     "sagemaker_pools.metrics.x__number__mutmut_10",
@@ -126,6 +162,10 @@ def _stage(module: str) -> Path:
         shutil.copytree(ROOT / folder, where / folder, ignore=ignore)
     for name in ("app.py", "cdk.json", "README.md"):
         shutil.copy2(ROOT / name, where / name)
+    # A shared fixture's reach counts for every test that uses it (see the module's docstring).
+    shutil.copy2(ROOT / "tools" / "mutmut_fixture_reach.py", where / "tests" / "support" / "mutmut_fixture_reach.py")
+    with (where / "tests" / "conftest.py").open("a") as conftest:
+        conftest.write("\n\nfrom support.mutmut_fixture_reach import pytest_fixture_setup, pytest_runtest_teardown  # noqa: E402, F401\n")
     if (ROOT / "benchmarks").exists():
         shutil.copytree(ROOT / "benchmarks", where / "benchmarks", ignore=ignore)
     if (ROOT / "node_modules").exists():
@@ -160,6 +200,7 @@ def _results(where: Path, module: str) -> dict[str, str]:
 
 
 def _run(module: str, children: int) -> None:
+    """Stage ``module`` and run mutmut over it; raise ``SystemExit`` if mutmut fails."""
     where = _stage(module)
     mutmut = Path(sys.executable).with_name("mutmut")
     env = {**os.environ, "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20"}
@@ -177,7 +218,17 @@ def _run(module: str, children: int) -> None:
     if done.returncode != 0:
         print(done.stdout[-3000:])
         raise SystemExit(f"mutmut failed on {module} (exit {done.returncode}); log: {where / 'mutmut.log'}")
-    print(f"  {module}: mutmut ran in {time.monotonic() - start:.0f} s")
+    print(f"  {module}: mutmut ran in {time.monotonic() - start:.0f} s", flush=True)
+
+
+def run_all(modules: list[str], children: int, lanes: int) -> None:
+    """Run mutmut over ``modules`` in ``lanes`` parallel lanes, the longest modules first."""
+    start = time.monotonic()
+    ordered = sorted(modules, key=lambda m: -_COST.get(m, 1))
+    with ThreadPoolExecutor(max_workers=max(1, lanes)) as pool:
+        # list(): wait for every module, and re-raise the first failure.
+        list(pool.map(lambda module: _run(module, children), ordered))
+    print(f"  all {len(modules)} module(s): {time.monotonic() - start:.0f} s in {max(1, lanes)} lane(s)", flush=True)
 
 
 def _diff(module: str, name: str) -> str:
@@ -232,15 +283,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("modules", nargs="*", help=f"default: all of {', '.join(MODULES)}")
     parser.add_argument("--report", action="store_true", help="only print the last run's score")
     parser.add_argument("--diffs", action="store_true", help="show each survivor's change")
-    parser.add_argument("--max-children", type=int, default=1)
+    parser.add_argument("--max-children", type=int, default=1, help="mutants at once within a module: keep 1 (one jsii kernel)")
+    parser.add_argument("--lanes", type=int, default=2, help="modules at once, each its own mutmut process (default 2)")
     args = parser.parse_args(argv)
     modules = args.modules or list(MODULES)
     unknown = [m for m in modules if m not in MODULES]
     if unknown:
         parser.error(f"not in MODULES: {', '.join(unknown)}")
     if not args.report:
-        for module in modules:
-            _run(module, args.max_children)
+        run_all(modules, args.max_children, args.lanes)
     return 0 if report(modules, args.diffs) else 1
 
 

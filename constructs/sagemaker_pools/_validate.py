@@ -79,7 +79,9 @@ def seconds_in_range(value: Duration | None, field: str, low: int, high: int) ->
         raise PoolConfigError(field, value, f"an aws_cdk.Duration from {low} to {high} seconds")
     unresolved, seconds = duration_facts(value)
     if unresolved:
-        return int(seconds)
+        # The number token as CDK encodes it: int() would make it a plain (huge, negative)
+        # number that is_unresolved no longer recognizes, and that later checks compare.
+        return seconds  # type: ignore[return-value]
     if seconds != int(seconds) or not low <= seconds <= high:
         raise PoolConfigError(field, f"{seconds} seconds", f"a whole number of seconds from {low} to {high}")
     return int(seconds)
