@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .bench.bodies import DEFAULT_BODY, load_bodies, synthetic_bodies
-from .bench.options import BenchOptions, Connection, default_processes
+from .bench.options import HTTP_CLIENTS, BenchOptions, Connection, default_processes
 from .bench.report import build_report, load_report, merge_reports, render_comparison, render_report
 from .bench.runner import Progress, RunResult, run_bench
 from .bench.slo import Slo, parse_slo
@@ -100,6 +100,13 @@ def add_parser(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     req.add_argument("--custom-attributes", metavar="TEXT", help="X-Amzn-SageMaker-Custom-Attributes")
     req.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS", help="per-request read timeout (default: 60)")
     req.add_argument("--retries", type=int, default=0, metavar="N", help="retries per request (default: 0, every failure counts)")
+    req.add_argument(
+        "--http",
+        choices=HTTP_CLIENTS,
+        default="lean",
+        help="InvokeEndpoint: lean = requests signed ahead of time, sent on keep-alive connections (default); "
+        "boto3 = a whole boto3 call each time (streaming always uses boto3)",
+    )
     sweep = p.add_argument_group("capacity sweep")
     sweep.add_argument("--sweep", type=parse_levels, metavar="N,N,...", help="one closed loop per concurrency level, e.g. 1,2,4,8,16,32")
     sweep.add_argument(
@@ -175,6 +182,7 @@ def options_from_args(args: argparse.Namespace) -> BenchOptions:
         retries=args.retries,
         processes=args.processes if args.processes is not None else default_processes(max(concurrency, 1)),
         tokenizer=args.tokenizer,
+        http=args.http,
     )
     options.validate()
     return options
