@@ -207,7 +207,7 @@ def scheduling() -> str:
         name += f", nice {os.nice(0)}"
     autogroup = Path("/proc/self/autogroup")
     if autogroup.exists():
-        name += f", autogroup {autogroup.read_text().split()[-1]}"
+        name += f", autogroup nice {autogroup.read_text().split()[-1]}"
     return name
 
 
