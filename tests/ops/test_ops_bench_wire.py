@@ -7,7 +7,10 @@ server, and the lean path's HTTP details against a raw socket server that record
 from __future__ import annotations
 
 import json
+import shutil
 import socket
+import ssl
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -40,8 +43,9 @@ class RawServer:
     ``answers`` is a list of (response bytes, close the connection afterwards) served in turn.
     """
 
-    def __init__(self, answers: list[tuple[bytes, bool]]) -> None:
+    def __init__(self, answers: list[tuple[bytes, bool]], tls: ssl.SSLContext | None = None) -> None:
         self.answers = list(answers)
+        self._tls = tls
         self.requests: list[bytes] = []
         self.connections = 0
         self._listener = socket.create_server(("127.0.0.1", 0))
@@ -56,6 +60,12 @@ class RawServer:
             except OSError:
                 return
             self.connections += 1
+            if self._tls is not None:
+                try:
+                    conn = self._tls.wrap_socket(conn, server_side=True)
+                except (ssl.SSLError, OSError):  # a client that refused the certificate
+                    conn.close()
+                    continue
             with conn:
                 while self.answers:
                     request = self._read(conn)
@@ -86,11 +96,11 @@ class RawServer:
 
 
 @pytest.fixture
-def raw() -> Iterator[Callable[[list[tuple[bytes, bool]]], RawServer]]:
+def raw() -> Iterator[Callable[..., RawServer]]:
     servers: list[RawServer] = []
 
-    def make(answers: list[tuple[bytes, bool]]) -> RawServer:
-        servers.append(RawServer(answers))
+    def make(answers: list[tuple[bytes, bool]], tls: ssl.SSLContext | None = None) -> RawServer:
+        servers.append(RawServer(answers, tls))
         return servers[-1]
 
     yield make
@@ -120,7 +130,7 @@ def test_the_host_header_is_the_one_sigv4_signs(url: str) -> None:
     assert host_header(url) == _host_from_url(url)
 
 
-def test_the_lean_request_is_what_boto3_sends(raw: Callable[[list[tuple[bytes, bool]]], RawServer]) -> None:
+def test_the_lean_request_is_what_boto3_sends(raw: Callable[..., RawServer]) -> None:
     server = raw([(ok_response(), False), (ok_response(), False)])
     payload = b'{"inputs": "same"}'
     client_for(server.url).invoke_endpoint(Body=payload, **PARAMS)["Body"].read()  # boto3 over urllib3
@@ -150,7 +160,7 @@ def test_a_body_is_signed_once_and_again_when_its_signature_ages() -> None:
     assert RESIGN_AFTER_S < 300  # AWS refuses a request more than five minutes after its time stamp
 
 
-def test_a_connection_the_server_closed_is_opened_again(raw: Callable[[list[tuple[bytes, bool]]], RawServer]) -> None:
+def test_a_connection_the_server_closed_is_opened_again(raw: Callable[..., RawServer]) -> None:
     chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n"
     server = raw([(ok_response(b"one"), True), (chunked, False), (ok_response(b"three", b"Connection: close\r\n"), False), (ok_response(b"four"), False)])
     wire = WireClient(server.url, timeout_s=5, connect_timeout_s=5)
@@ -164,7 +174,7 @@ def test_a_connection_the_server_closed_is_opened_again(raw: Callable[[list[tupl
     assert server.connections == 3
 
 
-def test_failures_are_botocores_exceptions_and_error_kinds(raw: Callable[[list[tuple[bytes, bool]]], RawServer]) -> None:
+def test_failures_are_botocores_exceptions_and_error_kinds(raw: Callable[..., RawServer]) -> None:
     error = json.dumps({"ErrorCode": "ModelError", "Message": "boom"}).encode()
     server = raw([(b"HTTP/1.1 424 Failed Dependency\r\nx-amzn-ErrorType: ModelError\r\nContent-Length: %d\r\n\r\n" % len(error) + error, False), (b"HTTP/1.1 200 OK\r\nContent-Le", True)])
     wire = WireClient(server.url, timeout_s=5, connect_timeout_s=5)
@@ -224,3 +234,28 @@ def test_streaming_stays_on_boto3_and_lean_is_the_default(server: LocalRuntimeSe
     assert streamed is not None, err
     assert (plain["run"]["http"], streamed["run"]["http"]) == ("lean", "boto3")
     assert plain["output"]["tokens_total"] == 4 * 2  # the lean path's body is the response, read whole
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="makes its certificate with the openssl command")
+def test_https_gets_tls_with_the_certificate_checked(raw: Callable[..., RawServer], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "1",
+         "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    tls.load_cert_chain(cert, key)
+    server = raw([(ok_response(b"one"), False), (ok_response(b"two"), False)], tls)
+    url = server.url.replace("http://127.0.0.1", "https://localhost")
+    request = b"POST /endpoints/llm/invocations HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\n\r\n{}"
+    monkeypatch.delenv("AWS_CA_BUNDLE", raising=False)
+    with pytest.raises(Exception) as untrusted:  # a certificate no bundle vouches for
+        WireClient(url, timeout_s=5, connect_timeout_s=5).exchange(request)
+    assert error_kind(untrusted.value) == "connection"
+    monkeypatch.setenv("AWS_CA_BUNDLE", str(cert))
+    wire = WireClient(url, timeout_s=5, connect_timeout_s=5)
+    first = wire.exchange(request).body
+    time.sleep(0.05)  # idle: the kept-alive TLS connection is checked, found open and reused
+    assert [first, wire.exchange(request).body] == [b"one", b"two"]
+    assert server.connections == 2  # the refused client's, then one kept alive for both requests
