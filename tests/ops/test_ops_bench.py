@@ -17,6 +17,7 @@ import io
 import json
 import math
 import re
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -235,6 +236,20 @@ def test_open_loop_keeps_the_rate(server: LocalRuntimeServer) -> None:
     assert report is not None and report["run"]["arrival"] == "poisson" and report["run"]["seed"] == 7
     # seeded: exactly the arrivals the generator draws for seed 7 (its rate is tested in test_ops_bench_units)
     assert report["requests"]["total"] == arrivals_before(0.6, rate=40, seed=7, workers=report["run"]["processes"])
+
+
+def test_a_rich_progress_bar_on_a_terminal(server: LocalRuntimeServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    args = ("llm", "--duration", "1.2", "--warmup", "0.2", "--concurrency", "2", "--body", body(latency_ms=5), "--json", "--progress", "rich")
+    code, report, _, err = bench(server, *args, interactive=True)
+    assert code == 0, err
+    assert report is not None and report["requests"]["ok"] > 0
+    # a bar, then the plain line's figures: percent done, ETA, live rate, running p99
+    assert "━" in err
+    assert re.search(r"[0-9]+ %, ETA [0-9]+ s: [0-9,]+ done, 0 failed, [0-9.,]+/s, p99 [0-9.]+ ms", err), err
+    monkeypatch.setitem(sys.modules, "rich.progress", None)  # as if the extra were not installed
+    code, _, _, err = bench(server, *args, interactive=True)
+    assert code == 2
+    assert err == "sagemaker-pools: error: --progress rich needs the rich package: pip install 'cdk-sagemaker-pools[bench-progress]'\n"
 
 
 def test_text_report_input_lengths_cost_saved_requests_and_compare(server: LocalRuntimeServer, tmp_path: Path) -> None:
