@@ -20,6 +20,7 @@ from sagemaker_pools.ops.bench.invoke import Record
 from sagemaker_pools.ops.bench.report import achieved_concurrency
 from sagemaker_pools.ops.bench.slo import Slo, evaluate, parse_slo, request_meets, tpot_of
 from sagemaker_pools.ops.bench.stats import bucket_percentile, percentile, progress_bucket, summarize
+from sagemaker_pools.ops.bench.tokens import count_stream_tokens, stream_events, stream_text
 from sagemaker_pools.ops.errors import OpsError
 
 
@@ -162,3 +163,26 @@ def test_tokenizer_counts_and_synthetic_bodies(tmp_path: types.SimpleNamespace) 
     assert bodies == synthetic_bodies(input_tokens=40, output_tokens=16, range_ratio=0.5, seed=9, tokenizer=str(path))  # seeded
     with pytest.raises(OpsError, match="not a readable tokenizer.json"):
         load_tokenizer(str(tmp_path / "missing.json"))  # type: ignore[operator]
+
+
+SSE = [
+    b'data: {"token": {"text": " hel',  # one event split across two PayloadParts ...
+    b'lo"}}\n\ndata: {"token": {"text": " wor"}}\n\ndata: {"token": {"text": "ld"}, "details": {"generated_to',
+    b'kens": 3}}\n\n',  # ... and the last one split inside the word the count is found by
+]
+
+
+@pytest.mark.parametrize("cut", [None, 1, 7, 30])
+def test_an_event_split_across_parts_is_read_once(cut: int | None) -> None:
+    parts = SSE if cut is None else [b"".join(SSE)[:cut], b"".join(SSE)[cut:]]
+    assert len(list(stream_events(parts))) == 3
+    assert count_stream_tokens(parts) == 3
+    assert stream_text(parts) == " hello world"
+
+
+def test_one_json_document_a_part_is_one_event_each() -> None:
+    # TGI over SageMaker: no newline between events; each part holds one whole document
+    parts = [b'{"token": {"text": "a"}}', b'{"token": {"text": "b"}, "details": {"generated_tokens": 2}}']
+    assert list(stream_events(parts)) == parts
+    assert count_stream_tokens(parts) == 2
+    assert stream_text(parts) == "ab"

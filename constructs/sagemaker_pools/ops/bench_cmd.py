@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .bench.bodies import DEFAULT_BODY, load_bodies, synthetic_bodies
-from .bench.options import BenchOptions, Connection, default_processes
+from .bench.live import STYLES, RichProgress, progress_text, require_rich
+from .bench.options import HTTP_CLIENTS, BenchOptions, Connection, default_processes
 from .bench.report import build_report, load_report, merge_reports, render_comparison, render_report
 from .bench.runner import Progress, RunResult, run_bench
 from .bench.slo import Slo, parse_slo
@@ -100,6 +101,13 @@ def add_parser(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     req.add_argument("--custom-attributes", metavar="TEXT", help="X-Amzn-SageMaker-Custom-Attributes")
     req.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS", help="per-request read timeout (default: 60)")
     req.add_argument("--retries", type=int, default=0, metavar="N", help="retries per request (default: 0, every failure counts)")
+    req.add_argument(
+        "--http",
+        choices=HTTP_CLIENTS,
+        default="lean",
+        help="InvokeEndpoint: lean = requests signed ahead of time, sent on keep-alive connections (default); "
+        "boto3 = a whole boto3 call each time (streaming always uses boto3)",
+    )
     sweep = p.add_argument_group("capacity sweep")
     sweep.add_argument("--sweep", type=parse_levels, metavar="N,N,...", help="one closed loop per concurrency level, e.g. 1,2,4,8,16,32")
     sweep.add_argument(
@@ -120,6 +128,12 @@ def add_parser(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     rep.add_argument("--merge", nargs="+", metavar="REPORT.json", help="combine --json reports of clients that ran together into one report")
     rep.add_argument("--save-requests", metavar="FILE.jsonl", help="write every measured request (one JSON object a line; times in seconds)")
     rep.add_argument("--no-progress", action="store_true", help="no live progress line on a terminal")
+    rep.add_argument(
+        "--progress",
+        choices=STYLES,
+        default="plain",
+        help="live progress on a terminal: plain (one line) or rich (a progress bar; extra: bench-progress)",
+    )
     p.set_defaults(handler=run)
 
 
@@ -175,6 +189,7 @@ def options_from_args(args: argparse.Namespace) -> BenchOptions:
         retries=args.retries,
         processes=args.processes if args.processes is not None else default_processes(max(concurrency, 1)),
         tokenizer=args.tokenizer,
+        http=args.http,
     )
     options.validate()
     return options
@@ -190,6 +205,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         load_tokenizer(args.tokenizer)  # fail now, not in every worker
     if args.plot:
         require_plot()
+    if args.progress == "rich" and ctx.interactive and not args.no_progress:
+        require_rich()
     old = load_report(args.compare) if args.compare else None
     instance_type = _instance_type(args, ctx) if args.capacity_file else None
     saved = _open_for_writing(args.save_requests, "--save-requests") if args.save_requests else None
@@ -228,35 +245,34 @@ def _connection(ctx: Context) -> Connection:
     )
 
 
-def _progress_printer(ctx: Context, show: bool, prefix: str = "") -> Any:
+def _progress_printer(ctx: Context, show: bool, prefix: str = "", style: str = "plain") -> Any:
     if not show:
         return None
+    if style == "rich":
+        return RichProgress(ctx.err, prefix)
 
     def progress(p: Progress) -> None:
-        if p.stopping:
-            ctx.progress(f"{prefix}stopping: waiting for the requests in flight (again to quit now)")
-            return
-        if p.warming_up:
-            ctx.progress(f"{prefix}[{p.elapsed_s:6.1f} s] warming up")
-            return
-        eta = f", ETA {p.eta_s:,.0f} s" if p.eta_s is not None else ""
-        rate = f", {p.rate_per_s:,.1f}/s" if p.rate_per_s is not None else ""
-        p99 = f", p99 {p.p99_s * 1000:,.1f} ms" if p.p99_s is not None else ""
-        ctx.progress(f"{prefix}[{p.elapsed_s:6.1f} s] {p.fraction * 100:3.0f} %{eta}: {p.done:,} done, {p.errors:,} failed{rate}{p99}")
+        ctx.progress(prefix + progress_text(p))
 
     return progress
+
+
+def _end_progress(ctx: Context, printer: Any) -> None:
+    if isinstance(printer, RichProgress):
+        printer.close()
+    elif printer is not None:
+        ctx.end_progress()
 
 
 def _single(
     args: argparse.Namespace, ctx: Context, options: BenchOptions, connection: Connection, old: dict[str, Any] | None, saved: TextIO | None
 ) -> int:
     started_at = ctx.now()
-    show = ctx.interactive and not args.no_progress
+    printer = _progress_printer(ctx, ctx.interactive and not args.no_progress, style=args.progress)
     try:
-        result = run_bench(options, connection, on_progress=_progress_printer(ctx, show))
+        result = run_bench(options, connection, on_progress=printer)
     finally:
-        if show:
-            ctx.end_progress()
+        _end_progress(ctx, printer)
     report = build_report(options, result, price_per_hour=args.price_per_hour, started_at=started_at, slos=args.slo)
     if args.json:
         if old is not None:
@@ -305,11 +321,11 @@ def _sweep(
         processes = min(args.processes, level) if args.processes is not None else default_processes(level)
         options = dataclasses.replace(base, concurrency=level, processes=processes)
         started_at = ctx.now()
+        printer = _progress_printer(ctx, show, f"concurrency {level}: ", args.progress)
         try:
-            result = run_bench(options, connection, on_progress=_progress_printer(ctx, show, f"concurrency {level}: "))
+            result = run_bench(options, connection, on_progress=printer)
         finally:
-            if show:
-                ctx.end_progress()
+            _end_progress(ctx, printer)
         report = build_report(options, result, price_per_hour=args.price_per_hour, started_at=started_at, slos=args.slo)
         level_result = sweep.add(level, report)
         if saved is not None:

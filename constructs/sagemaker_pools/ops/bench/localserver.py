@@ -10,7 +10,7 @@ Behaviour comes from :class:`Behaviour` (server-wide defaults) and, per request,
 ``{"inputs": "hi", "_server": {"latency_ms": 200, "error": "ModelError"}}``. Endpoint names
 starting with ``missing`` answer like a missing endpoint (``ValidationError``).
 
-Each response goes out in one ``sendall`` on a socket with ``TCP_NODELAY``: a server that
+Each response (each streamed event) goes out in one write on a socket with ``TCP_NODELAY``: a server that
 writes headers and body separately without it adds ~40 ms to keep-alive responses (Nagle's
 algorithm holds the second write until the client's delayed ACK).
 
@@ -23,16 +23,19 @@ Run it: ``python -m sagemaker_pools.ops.bench.localserver --port 8080 --latency-
 from __future__ import annotations
 
 import argparse
+import asyncio
+import collections
+import contextlib
 import dataclasses
+import functools
 import json
 import math
 import signal
 import socket
-import socketserver
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .eventstream import exception_event, payload_part
@@ -82,19 +85,13 @@ class Behaviour:
 
 
 class _Stats:
+    """What the server served; read from other threads (``stats()``), so guarded by a lock."""
+
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.durations: list[float] = []
         self.by_kind: dict[str, int] = {}
         self.in_flight = 0
-
-    def begin(self) -> None:
-        with self.lock:
-            self.in_flight += 1
-
-    def end(self) -> None:
-        with self.lock:
-            self.in_flight -= 1
 
     def add(self, kind: str, duration: float) -> None:
         with self.lock:
@@ -116,121 +113,205 @@ class _Stats:
             self.by_kind.clear()
 
 
-def _sleep_until(deadline: float) -> None:
-    delay = deadline - time.perf_counter()
-    if delay > 0:
-        time.sleep(delay)
+class _State:
+    """What every connection of one server shares (touched only on the event loop's thread)."""
+
+    def __init__(self, behaviour: Behaviour, slots: int | None) -> None:
+        self.behaviour = behaviour
+        self.stats = _Stats()
+        self.slots = slots
+        self.busy = 0
+        self.waiting: collections.deque[Callable[[], None]] = collections.deque()
+        self.transports: set[asyncio.Transport] = set()
 
 
-class _Handler(socketserver.BaseRequestHandler):
-    server: _Server
+class _Connection(asyncio.Protocol):
+    """One keep-alive connection: reads requests one at a time and answers each in order."""
 
-    def handle(self) -> None:
-        sock: socket.socket = self.request
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        reader = sock.makefile("rb")
-        try:
-            while self._one_request(sock, reader):
-                pass
-        except (ConnectionError, OSError):
-            pass  # the client went away (e.g. after its read timeout)
-        finally:
-            reader.close()
+    def __init__(self, state: _State) -> None:
+        self._state = state
+        self._buffer = b""
+        self._busy = False  # a request is being answered: later (pipelined) requests wait
+        self._closed = False
+        self._transport: asyncio.Transport | None = None
+        self._loop = asyncio.get_running_loop()
 
-    def _one_request(self, sock: socket.socket, reader: Any) -> bool:
-        request_line = reader.readline(65537)
-        if not request_line:
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self._transport = transport
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._state.transports.add(transport)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._closed = True  # timers still run (they keep the in-flight count), but write nothing
+        if self._transport is not None:
+            self._state.transports.discard(self._transport)
+
+    def data_received(self, data: bytes) -> None:
+        self._buffer += data
+        if not self._busy:
+            self._next_request()
+
+    def _send(self, data: bytes) -> bool:
+        """Write ``data`` in one piece; False when the client has gone."""
+        if self._closed or self._transport is None or self._transport.is_closing():
             return False
-        method, path, _ = request_line.decode("latin-1").split(" ", 2)
-        headers: dict[str, str] = {}
-        while True:
-            line = reader.readline(65537)
-            if line in (b"\r\n", b"\n", b""):
-                break
-            name, _, value = line.decode("latin-1").partition(":")
-            headers[name.strip().lower()] = value.strip()
-        body = reader.read(int(headers.get("content-length", "0") or 0))
-        received = time.perf_counter()
-        keep_alive = headers.get("connection", "").lower() != "close"
-        if method == "GET" and path == "/_stats":
-            sock.sendall(_response(200, json.dumps(self.server.stats.snapshot()).encode(), "application/json"))
-        elif method == "POST" and path == "/_reset":
-            self.server.stats.reset()
-            sock.sendall(_response(200, b"{}", "application/json"))
-        elif method == "POST" and path.startswith("/endpoints/"):
-            self.server.stats.begin()
-            try:
-                self._invoke(sock, path, body, received)
-            finally:
-                self.server.stats.end()
-        else:
-            sock.sendall(_response(404, b'{"message": "not found"}', "application/json"))
-        return keep_alive
+        self._transport.write(data)
+        return True
 
-    def _invoke(self, sock: socket.socket, path: str, body: bytes, received: float) -> None:
+    def _next_request(self) -> None:
+        end = self._buffer.find(b"\r\n\r\n")
+        if end < 0:
+            if len(self._buffer) > _MAX_HEAD and self._transport is not None:
+                self._transport.close()
+            return
+        lines = self._buffer[:end].decode("latin-1").split("\r\n")
+        headers: dict[str, str] = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        length = int(headers.get("content-length", "0") or 0)
+        total = end + 4 + length
+        if len(self._buffer) < total:
+            return
+        body = self._buffer[end + 4 : total]
+        self._buffer = self._buffer[total:]
+        received = time.perf_counter()
+        method, path, _ = lines[0].split(" ", 2)
+        self._busy = True
+        self._keep_alive = headers.get("connection", "").lower() != "close"
+        state = self._state
+        if method == "GET" and path == "/_stats":
+            self._send(_response(200, json.dumps(state.stats.snapshot()).encode(), "application/json"))
+            self._done()
+        elif method == "POST" and path == "/_reset":
+            state.stats.reset()
+            self._send(_response(200, b"{}", "application/json"))
+            self._done()
+        elif method == "POST" and path.startswith("/endpoints/"):
+            state.stats.in_flight += 1
+            self._invoke(path, body, received)
+        else:
+            self._send(_response(404, b'{"message": "not found"}', "application/json"))
+            self._done()
+
+    def _done(self) -> None:
+        """The current response is complete: close, or go on with the next request."""
+        self._busy = False
+        if not self._keep_alive:
+            if self._transport is not None:
+                self._transport.close()
+            return
+        if self._buffer and not self._closed:
+            self._next_request()
+
+    def _answered(self, kind: str, received: float, data: bytes) -> None:
+        """The last bytes of an invocation: send them, count the request (if the client is still there)."""
+        stats = self._state.stats
+        if self._send(data):
+            stats.add(kind, time.perf_counter() - received)
+        stats.in_flight -= 1
+        self._done()
+
+    def _later(self, deadline: float, callback: Callable[[], None]) -> None:
+        self._loop.call_later(max(0.0, deadline - time.perf_counter()), callback)
+
+    def _invoke(self, path: str, body: bytes, received: float) -> None:
         parts = path.split("/")
         endpoint, operation = parts[2], parts[3] if len(parts) > 3 else ""
-        behaviour = self.server.behaviour
-        try:
-            document = json.loads(body) if body[:1] in (b"{",) else None
-        except ValueError:
-            document = None
-        if isinstance(document, dict) and isinstance(document.get("_server"), dict):
-            behaviour = behaviour.merged(document["_server"])
+        state = self._state
+        behaviour = state.behaviour
+        if body[:1] == b"{" and b'"_server"' in body:
+            try:
+                document = json.loads(body)
+            except ValueError:
+                document = None
+            if isinstance(document, dict) and isinstance(document.get("_server"), dict):
+                behaviour = behaviour.merged(document["_server"])
         if endpoint.startswith("missing"):
             error: str | None = "ValidationError"
             message = f"Endpoint {endpoint} of account 123456789012 not found."
         else:
             error, message = behaviour.error, f"injected {behaviour.error}"
-        if error is not None or operation != "invocations-response-stream":
-            slots = self.server.slots
-            if slots is not None:  # a model server that works on so many requests at a time; others queue
-                with slots:
-                    _sleep_until(time.perf_counter() + behaviour.latency_ms / 1000)
-            else:
-                _sleep_until(received + behaviour.latency_ms / 1000)
-            if error is not None:
-                sock.sendall(_error_response(error, message))
-                self.server.stats.add(error, time.perf_counter() - received)
-                return
-            sock.sendall(_response(200, _completion(behaviour), "application/json"))
-            self.server.stats.add("ok", time.perf_counter() - received)
+        if error is None and operation == "invocations-response-stream":
+            self._stream(behaviour, received)
             return
-        self._stream(sock, behaviour, received)
+        answer = _error_response(error, message) if error is not None else _response(200, _completion(behaviour), "application/json")
+        kind = error or "ok"
+        delay = behaviour.latency_ms / 1000
+        if state.slots is None:
+            self._later(received + delay, lambda: self._answered(kind, received, answer))
+            return
 
-    def _stream(self, sock: socket.socket, behaviour: Behaviour, received: float) -> None:
-        head = (
-            "HTTP/1.1 200 OK\r\nContent-Type: application/vnd.amazon.eventstream\r\n"
-            "X-Amzn-SageMaker-Content-Type: text/event-stream\r\n"
-            "x-Amzn-Invoked-Production-Variant: AllTraffic\r\nTransfer-Encoding: chunked\r\n\r\n"
-        ).encode()
-        deadline = received + behaviour.ttft_ms / 1000
-        for index in range(behaviour.tokens):
+        # a model server that works on so many requests at a time; the others queue
+        def release() -> None:
+            state.busy -= 1
+            self._answered(kind, received, answer)
+            if state.waiting:
+                state.waiting.popleft()()
+
+        def begin() -> None:
+            state.busy += 1
+            self._later(time.perf_counter() + delay, release)
+
+        if state.busy < state.slots:
+            begin()
+        else:
+            state.waiting.append(begin)
+
+    def _stream(self, behaviour: Behaviour, received: float) -> None:
+        head = _STREAM_HEAD
+        stats = self._state.stats
+
+        def gone() -> None:
+            stats.in_flight -= 1
+            self._done()
+
+        def send(index: int, deadline: float) -> None:
+            nonlocal head
+            if self._closed:
+                gone()
+                return
             if behaviour.stream_error_after is not None and index == behaviour.stream_error_after:
-                _sleep_until(deadline)
                 event = exception_event("ModelStreamError", "injected stream error", "ModelStreamError")
-                sock.sendall(head + _chunk(event) + b"0\r\n\r\n")
-                self.server.stats.add("ModelStreamError", time.perf_counter() - received)
+                self._answered("ModelStreamError", received, head + _chunk(event) + b"0\r\n\r\n")
                 return
             last = index == behaviour.tokens - 1
             payload: dict[str, Any] = {"token": {"text": " tok"}}
             if last and behaviour.report_tokens:
                 payload["details"] = {"generated_tokens": behaviour.tokens}
-            data = _chunk(payload_part(b"data: " + json.dumps(payload).encode() + b"\n\n"))
-            _sleep_until(deadline)
-            sock.sendall(head + data + (b"0\r\n\r\n" if last else b""))
+            data = head + _chunk(payload_part(b"data: " + json.dumps(payload).encode() + b"\n\n"))
             head = b""
+            if last:
+                self._answered("ok", received, data + b"0\r\n\r\n")
+                return
+            self._send(data)
             deadline += behaviour.itl_ms / 1000 + (behaviour.stall_ms / 1000 if index == 0 else 0)
+            self._later(deadline, lambda: send(index + 1, deadline))
+
+        first = received + behaviour.ttft_ms / 1000
         if behaviour.tokens == 0:
-            _sleep_until(deadline)
-            sock.sendall(head + b"0\r\n\r\n")
-        self.server.stats.add("ok", time.perf_counter() - received)
+            self._later(first, lambda: self._answered("ok", received, head + b"0\r\n\r\n"))
+        else:
+            self._later(first, lambda: send(0, first))
+
+
+_MAX_HEAD = 65536
+
+_STREAM_HEAD = (
+    "HTTP/1.1 200 OK\r\nContent-Type: application/vnd.amazon.eventstream\r\n"
+    "X-Amzn-SageMaker-Content-Type: text/event-stream\r\n"
+    "x-Amzn-Invoked-Production-Variant: AllTraffic\r\nTransfer-Encoding: chunked\r\n\r\n"
+).encode()
 
 
 def _chunk(data: bytes) -> bytes:
     return f"{len(data):x}\r\n".encode() + data + b"\r\n"
 
 
+@functools.lru_cache(maxsize=64)
 def _completion(behaviour: Behaviour) -> bytes:
     document: dict[str, Any] = {"generated_text": " tok" * behaviour.tokens}
     if behaviour.report_tokens:
@@ -254,65 +335,79 @@ def _error_response(code: str, message: str) -> bytes:
     return _response(ERRORS.get(code, 500), body, "application/json", f"x-amzn-ErrorType: {code}\r\n")
 
 
-class _Server(socketserver.ThreadingMixIn, socketserver.TCPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    request_queue_size = 512
-    behaviour: Behaviour
-    stats: _Stats
-    slots: threading.BoundedSemaphore | None
-
-
 class LocalRuntimeServer:
-    """The server on ``127.0.0.1``, served from a background thread (``with`` starts and stops it)."""
+    """The server on ``127.0.0.1``, served from a background thread (``with`` starts and stops it).
+
+    One asyncio event loop serves every connection; delays are timers (``call_later``), not
+    sleeping threads, so the server's own work per request stays far below a millisecond and
+    its figures do not drift with the number of requests in flight.
+    """
 
     def __init__(self, behaviour: Behaviour | None = None, port: int = 0, host: str = "127.0.0.1", *, slots: int | None = None) -> None:
         """``slots``: InvokeEndpoint requests served at a time (others wait for a slot; default: no limit)."""
-        self._server = _Server((host, port), _Handler)
-        self._server.slots = threading.BoundedSemaphore(slots) if slots is not None else None
-        self._server.behaviour = behaviour or Behaviour()
-        self._server.stats = _Stats()
+        self._socket = socket.create_server((host, port), backlog=512, reuse_port=False)
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._state = _State(behaviour or Behaviour(), slots)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._ready = threading.Event()
         self._thread: threading.Thread | None = None
 
     @property
     def url(self) -> str:
         """``http://127.0.0.1:PORT``."""
-        host, port = self._server.server_address[:2]
+        host, port = self._socket.getsockname()[:2]
         return f"http://{host!s}:{port}"
 
     @property
     def behaviour(self) -> Behaviour:
         """The server-wide behaviour."""
-        return self._server.behaviour
+        return self._state.behaviour
 
     @behaviour.setter
     def behaviour(self, value: Behaviour) -> None:
-        self._server.behaviour = value
+        self._state.behaviour = value
 
     def stats(self) -> dict[str, Any]:
         """Requests served so far, by kind, and server-side duration percentiles."""
-        return self._server.stats.snapshot()
+        return self._state.stats.snapshot()
 
     def reset_stats(self) -> None:
         """Forget the requests served so far."""
-        self._server.stats.reset()
+        self._state.stats.reset()
 
     def start(self) -> LocalRuntimeServer:
         """Serve in a daemon thread."""
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True)
+        self._thread = threading.Thread(target=self.serve_forever, name="local-runtime-server", daemon=True)
         self._thread.start()
+        self._ready.wait(timeout=10)
         return self
 
     def serve_forever(self) -> None:
         """Serve in the calling thread until :meth:`stop`."""
-        self._server.serve_forever(poll_interval=0.2)
+        loop = asyncio.new_event_loop()
+        state = self._state
+        server = loop.run_until_complete(loop.create_server(lambda: _Connection(state), sock=self._socket))
+        self._loop = loop
+        self._ready.set()
+        try:
+            loop.run_forever()
+        finally:
+            server.close()
+            for transport in list(state.transports):
+                transport.abort()
+            loop.run_until_complete(asyncio.sleep(0))
+            loop.close()
 
     def stop(self) -> None:
         """Stop serving and close the listening socket."""
-        self._server.shutdown()
-        self._server.server_close()
-        if self._thread is not None:
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                loop.call_soon_threadsafe(loop.stop)
+        if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=5)
+        if loop is None:  # never served (a served socket is closed with the loop's server)
+            self._socket.close()
 
     def __enter__(self) -> LocalRuntimeServer:
         return self.start()

@@ -8,7 +8,10 @@ import re
 
 from ..errors import EXIT_USAGE, OpsError
 
-__all__ = ["BenchOptions", "Connection", "default_processes"]
+__all__ = ["BenchOptions", "Connection", "default_processes", "HTTP_CLIENTS"]
+
+#: The ways to send InvokeEndpoint (``BenchOptions.http``; ``--http``).
+HTTP_CLIENTS = ("lean", "boto3")
 
 _ENDPOINT_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
 
@@ -60,6 +63,9 @@ class BenchOptions:
         processes: worker processes.
         tokenizer: a local Hugging Face ``tokenizer.json``: count output tokens with it when
             the response reports no count (needs the ``bench-tokenizer`` extra).
+        http: how InvokeEndpoint is sent: ``"lean"`` (requests signed by botocore ahead of time,
+            sent on keep-alive connections without boto3 in the loop) or ``"boto3"`` (a whole
+            ``invoke_endpoint`` call each time). Streaming and proxied endpoints always use boto3.
     """
 
     endpoint: str
@@ -83,6 +89,7 @@ class BenchOptions:
     retries: int = 0
     processes: int = 1
     tokenizer: str | None = None
+    http: str = "lean"
 
     def validate(self) -> None:
         """Raise :class:`OpsError` (exit 2) for a run that cannot work."""
@@ -113,6 +120,8 @@ class BenchOptions:
             problems.append("--retries must be >= 0")
         if not 1 <= self.processes <= self.concurrency:
             problems.append(f"--processes must be 1 to --concurrency ({self.concurrency})")
+        if self.http not in HTTP_CLIENTS:
+            problems.append("--http must be " + " or ".join(HTTP_CLIENTS))
         if problems:
             raise OpsError("; ".join(problems), EXIT_USAGE)
 

@@ -115,6 +115,7 @@ def build_report(
         "run": {
             "mode": "open" if options.rate is not None else "closed",
             "operation": "InvokeEndpointWithResponseStream" if options.stream else "InvokeEndpoint",
+            "http": result.http,
             "concurrency": options.concurrency,
             "concurrency_achieved": achieved,
             "rate_per_s": options.rate,
@@ -234,7 +235,8 @@ def render_report(report: Mapping[str, Any]) -> str:
     mode = f"open loop at {run['rate_per_s']:g}/s ({arrival}), at most {run['concurrency']} in flight" if run["mode"] == "open" else f"closed loop, concurrency {run['concurrency']}"
     achieved = run["concurrency_achieved"]
     lines = [
-        f"Endpoint {report['endpoint']}: {run['operation']}, {mode}, {run['processes']} worker process(es), seed {_seed(run['seed'])}",
+        f"Endpoint {report['endpoint']}: {run['operation']}, {mode}, {run['processes']} worker process(es), seed {_seed(run['seed'])}"
+        + (f", {run['http']} HTTP client" if run.get("http") else ""),
         f"  measured {run['elapsed_s']:.1f} s after {run['warmup_s']:g} s warm-up" + (" (interrupted)" if run["interrupted"] else ""),
         f"  in flight: mean {achieved['mean']:,.1f}, peak {achieved['max']:,} (asked: {run['concurrency']:,})",
         f"  requests: {req['total']:,} = {req['ok']:,} ok + {req['failed']:,} failed"

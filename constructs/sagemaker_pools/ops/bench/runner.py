@@ -69,13 +69,18 @@ class Progress:
 
 @dataclasses.dataclass(frozen=True)
 class RunResult:
-    """Every measured record, and when the measured phase started and ended (``perf_counter``)."""
+    """Every measured record, and when the measured phase started and ended (``perf_counter``).
+
+    ``http`` is how the workers sent InvokeEndpoint (``"lean"`` or ``"boto3"``; None when no
+    worker got ready).
+    """
 
     records: list[Record]
     start: float
     end: float
     interrupted: bool
     signal: int | None = None
+    http: str | None = None
 
     @property
     def elapsed_s(self) -> float:
@@ -218,7 +223,8 @@ def _drive(
     interval: float,
     signals: _Signals,
 ) -> RunResult:
-    if not _await_ready(pipes, processes, shared):
+    http: set[str] = set()
+    if not _await_ready(pipes, processes, shared, http):
         now = time.perf_counter()
         return RunResult(records=[], start=now, end=now, interrupted=True, signal=signals.received)
     warm_start = time.perf_counter() + _START_DELAY_S
@@ -237,11 +243,13 @@ def _drive(
             on_progress(tracker.snapshot(stopping=shared.stop.is_set()))
     records = [r for index in sorted(results) for r in results[index]]
     last = max((r.sent + r.latency for r in records), default=start)
-    return RunResult(records=records, start=start, end=last, interrupted=signals.received is not None, signal=signals.received)
+    return RunResult(
+        records=records, start=start, end=last, interrupted=signals.received is not None, signal=signals.received, http="/".join(sorted(http))
+    )
 
 
-def _await_ready(pipes: list[Any], processes: list[Any], shared: Shared) -> bool:
-    """Wait until every worker is ready; False when a signal asked to stop first."""
+def _await_ready(pipes: list[Any], processes: list[Any], shared: Shared, http: set[str]) -> bool:
+    """Wait until every worker is ready (adding how each sends to ``http``); False when a signal asked to stop first."""
     waiting = set(range(len(pipes)))
     deadline = time.monotonic() + _READY_TIMEOUT_S
     while waiting:
@@ -255,6 +263,7 @@ def _await_ready(pipes: list[Any], processes: list[Any], shared: Shared) -> bool
             message = _message(pipe, processes[index])
             if message[0] == "error":
                 raise OpsError(f"a benchmark worker failed to start: {message[1]}")
+            http.add(str(message[1]))
             waiting.discard(index)
     return not shared.stop.is_set()
 

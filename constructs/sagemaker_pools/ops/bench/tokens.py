@@ -3,7 +3,9 @@
 Recognized counts: ``usage.completion_tokens`` (OpenAI-compatible servers, vLLM, SGLang, LMI's
 chat API), ``usage.output_tokens``, ``details.generated_tokens`` (Hugging Face TGI, LMI) and a
 top-level ``generated_tokens``; a list response sums its items. Streaming responses are read as
-server-sent events (``data: {...}`` lines): the last count seen wins. Responses without a count
+events: server-sent event lines (``data: {...}``) or one JSON document a ``PayloadPart`` (TGI
+over SageMaker); an event split across two parts is put together first and read once. The
+last count seen wins. Responses without a count
 are measured in chunks and bytes instead, and the report says so, unless ``--tokenizer`` names
 a local Hugging Face ``tokenizer.json``: then the response's text (``generated_text``,
 ``choices[].text``, ``choices[].message.content``; in a stream ``token.text`` or
@@ -16,7 +18,7 @@ is imported only when ``--tokenizer`` is given. No tokenizer is downloaded: give
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ..errors import EXIT_USAGE, OpsError
@@ -53,20 +55,56 @@ def count_tokens(body: bytes) -> int | None:
         return None
 
 
+def _payload(line: bytes) -> bytes | None:
+    """The JSON document of one event line (``data:`` stripped), or None for anything else."""
+    line = line.strip()
+    if line.startswith(b"data:"):
+        line = line[5:].strip()
+    return line if line.startswith((b"{", b"[")) else None
+
+
+def _complete(document: bytes) -> bool:
+    try:
+        json.loads(document)
+    except ValueError:
+        return False
+    return True
+
+
+def stream_events(parts: Iterable[bytes]) -> Iterator[bytes]:
+    """The JSON documents of a stream's events, each once, whatever the parts' boundaries.
+
+    A line is an event once its newline has arrived; a part that ends without one ends an event
+    only when what it holds since the last newline is a whole JSON document (one document a
+    part, as TGI sends them); otherwise the rest of the event is in the next part.
+    """
+    pending = b""
+    for part in parts:
+        *lines, pending = (pending + part).split(b"\n")
+        for line in lines:
+            document = _payload(line)
+            if document is not None:
+                yield document
+        document = _payload(pending)
+        if document is not None and _complete(document):
+            yield document
+            pending = b""
+    document = _payload(pending)
+    if document is not None:
+        yield document
+
+
 def count_stream_tokens(parts: Iterable[bytes]) -> int | None:
-    """The last output token count reported in a stream's server-sent events, if any."""
-    text = b"".join(parts)
-    if b"tokens" not in text:
+    """The last output token count reported in a stream's events, if any."""
+    parts = list(parts)
+    if b"tokens" not in b"".join(parts):
         return None
     found = None
-    for line in text.splitlines():
-        line = line.strip()
-        if line.startswith(b"data:"):
-            line = line[5:].strip()
-        if b"tokens" not in line or not line.startswith((b"{", b"[")):
+    for document in stream_events(parts):
+        if b"tokens" not in document:
             continue
         try:
-            count = _count(json.loads(line))
+            count = _count(json.loads(document))
         except ValueError:
             continue
         if count is not None:
@@ -128,15 +166,9 @@ def stream_text(parts: Iterable[bytes]) -> str:
     parts = list(parts)
     raw = b"".join(parts)
     texts = []
-    # an event may be one JSON document (TGI over SageMaker) or server-sent event lines
-    for line in (line for part in parts for line in part.splitlines()):
-        line = line.strip()
-        if line.startswith(b"data:"):
-            line = line[5:].strip()
-        if not line.startswith((b"{", b"[")):
-            continue
+    for document in stream_events(parts):
         try:
-            text = _text_of(json.loads(line), stream=True)
+            text = _text_of(json.loads(document), stream=True)
         except ValueError:
             continue
         if text is not None:

@@ -5,7 +5,8 @@ each waits for the lock before it can stop its clock, and the wait shows up as l
 runner therefore spreads the in-flight requests over several processes, each with a connection
 pool as large as its thread count, and keeps every per-request figure (no sampling).
 
-Protocol over the pipe: the worker sends ``("ready",)`` once its client exists, waits for the
+Protocol over the pipe: the worker sends ``("ready", http)`` once its client exists (``http``:
+the way it sends InvokeEndpoint, ``"lean"`` or ``"boto3"``), waits for the
 runner's ``go`` event, runs, and sends ``("done", records)`` or ``("error", message)``.
 
 Signals: a worker ignores SIGINT, SIGTERM and SIGHUP (a Ctrl-C reaches the whole process group;
@@ -246,7 +247,7 @@ def worker_main(plan: WorkerPlan, shared: Shared, conn: Any) -> None:
     try:
         client = make_client(plan.connection, plan.options, plan.options.threads_of(plan.index))
         invoker = Invoker(client, plan.options)
-        _send(conn, ("ready",))
+        _send(conn, ("ready", invoker.http))
         if not shared.go.wait(timeout=600):
             return
         if shared.stop.is_set():
