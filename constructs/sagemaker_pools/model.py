@@ -12,10 +12,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_cdk import Aws
-from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_ecr as ecr
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
@@ -26,6 +25,10 @@ from ._roles import acknowledge_wildcard, add_statements, new_execution_role, re
 from ._tokens import is_unresolved
 from ._validate import check_environment, check_name
 from .errors import PoolConfigError
+
+if TYPE_CHECKING:
+    # aws_ec2 is the largest aws_cdk module (about 0.17 s to import): loaded only for a model in a VPC.
+    from aws_cdk import aws_ec2 as ec2
 
 __all__ = ["ContainerImage", "ModelData", "PoolModel"]
 
@@ -390,6 +393,8 @@ class PoolModel(Construct):
 
         vpc_config = None
         if vpc is not None:
+            from aws_cdk import aws_ec2 as ec2  # noqa: PLC0415 (see the TYPE_CHECKING import)
+
             groups = list(security_groups or [])
             if not groups:
                 groups = [ec2.SecurityGroup(self, "SecurityGroup", vpc=vpc, description="SageMaker model containers")]
@@ -421,6 +426,8 @@ class PoolModel(Construct):
     @staticmethod
     def _subnet_kwargs(selection: ec2.SubnetSelection | None) -> dict[str, Any]:
         if selection is None:
+            from aws_cdk import aws_ec2 as ec2  # noqa: PLC0415 (see the TYPE_CHECKING import)
+
             return {"subnet_type": ec2.SubnetType.PRIVATE_WITH_EGRESS}
         # jsii exposes select_subnets() with keyword arguments only; a SubnetSelection keeps them in _values.
         return dict(selection._values)
