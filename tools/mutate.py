@@ -145,6 +145,9 @@ EXPECTED_SURVIVORS: set[str] = {
     "sagemaker_pools.metrics.x_weighted_utilization__mutmut_25",
     "sagemaker_pools.metrics.x_sagemaker_stat__mutmut_77",
     "sagemaker_pools.metrics.x_sagemaker_stat__mutmut_78",
+    "sagemaker_pools.ops.bench.stats.x_progress_bucket__mutmut_1",
+    "sagemaker_pools.ops.bench.stats.x_bucket_percentile__mutmut_25",
+    "sagemaker_pools.ops.bench.stats.x_bucket_percentile__mutmut_26",
 }
 
 _KILLED = {"killed", "timeout", "segfault", "caught by type check"}
@@ -164,8 +167,11 @@ def _stage(module: str) -> Path:
         shutil.copy2(ROOT / name, where / name)
     # A shared fixture's reach counts for every test that uses it (see the module's docstring).
     shutil.copy2(ROOT / "tools" / "mutmut_fixture_reach.py", where / "tests" / "support" / "mutmut_fixture_reach.py")
+    # A forked mutant's bench starts its own forkserver, not the stats pass's (see that module).
+    shutil.copy2(ROOT / "tools" / "mutmut_forkserver.py", where / "tests" / "support" / "mutmut_forkserver.py")
     with (where / "tests" / "conftest.py").open("a") as conftest:
         conftest.write("\n\nfrom support.mutmut_fixture_reach import pytest_fixture_setup, pytest_runtest_teardown  # noqa: E402, F401\n")
+        conftest.write("import support.mutmut_forkserver  # noqa: E402, F401\n")
     if (ROOT / "benchmarks").exists():
         shutil.copytree(ROOT / "benchmarks", where / "benchmarks", ignore=ignore)
     if (ROOT / "node_modules").exists():

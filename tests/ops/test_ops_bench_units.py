@@ -14,12 +14,14 @@ import types
 
 import pytest
 from bench_units import schedule_times
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from sagemaker_pools.ops.bench.histogram import decode, encode, histogram_of, merged, summary_of
 from sagemaker_pools.ops.bench.invoke import Record
 from sagemaker_pools.ops.bench.report import achieved_concurrency
 from sagemaker_pools.ops.bench.slo import Slo, evaluate, parse_slo, request_meets, tpot_of
-from sagemaker_pools.ops.bench.stats import bucket_percentile, percentile, progress_bucket, summarize
+from sagemaker_pools.ops.bench.stats import PROGRESS_BUCKETS, bucket_percentile, percentile, progress_bucket, summarize
 from sagemaker_pools.ops.bench.tokens import count_stream_tokens, stream_events, stream_text
 from sagemaker_pools.ops.errors import OpsError
 
@@ -137,6 +139,56 @@ def test_progress_buckets_are_at_most_5_percent_high() -> None:
     p99 = bucket_percentile(counts, 99)
     assert p99 is not None and 0.990 <= p99 <= 0.990 * 1.05
     assert bucket_percentile([0] * 400, 99) is None
+
+
+# The progress buckets as documented: bucket i holds [0.1 ms * 1.05**i, 0.1 ms * 1.05**(i+1)).
+_FLOOR_S = 1e-4  # the first bucket's lower edge: 0.1 ms
+_GROWTH = 1.05  # each edge 5 % above the one before
+_TOP_S = _FLOOR_S * _GROWTH**PROGRESS_BUCKETS  # the last bucket's upper edge (about 8.3 hours)
+
+
+def _edge(i: int) -> float:
+    """The lower edge of bucket ``i`` (the upper edge of bucket ``i - 1``)."""
+    return _FLOOR_S * _GROWTH**i
+
+
+def test_progress_buckets_are_5_percent_steps_from_0_1_ms() -> None:
+    for i in range(PROGRESS_BUCKETS):
+        # just inside either edge (a relative 1e-9 is far inside a 5 % wide bucket)
+        assert progress_bucket(_edge(i) * (1 + 1e-9)) == i
+        assert progress_bucket(_edge(i + 1) * (1 - 1e-9)) == i
+        alone = [0] * PROGRESS_BUCKETS
+        alone[i] = 3
+        for p in (5e-324, 1, 50, 100):  # every percentile of one bucket is its upper edge
+            assert bucket_percentile(alone, p) == pytest.approx(_edge(i + 1), rel=1e-12)
+
+
+def test_latencies_outside_the_buckets_count_in_the_first_or_the_last() -> None:
+    # a bucket is an index into each worker's slice of one shared array: one past the last
+    # would count in the next worker's first bucket
+    for below in (0.0, 1e-9, _FLOOR_S / 2, _FLOOR_S):
+        assert progress_bucket(below) == 0
+    for above in (_TOP_S * (1 + 1e-9), 86_400.0, 1e9):
+        assert progress_bucket(above) == PROGRESS_BUCKETS - 1
+
+
+@given(
+    st.lists(st.floats(min_value=_FLOOR_S, max_value=_TOP_S, exclude_max=True), min_size=1, max_size=300),
+    st.floats(min_value=0, max_value=100, exclude_min=True),
+)
+@example([1.0], 5e-324)  # p/100 * n is 0: the nearest rank is still the first
+@example([2.0, 1.0], 5e-324)
+def test_bucketed_percentile_is_at_most_5_percent_above_the_exact_one(latencies: list[float], p: float) -> None:
+    counts = [0] * PROGRESS_BUCKETS
+    for latency in latencies:
+        counts[progress_bucket(latency)] += 1
+    exact = percentile(sorted(latencies), p)
+    bucketed = bucket_percentile(counts, p)
+    # the upper edge of the exact value's bucket: never below it, at most one 5 % step above
+    # (1e-12: an edge computed as a power and a bucket found by a logarithm may differ in the last bits)
+    assert bucketed is not None
+    assert exact <= bucketed * (1 + 1e-12)
+    assert bucketed <= exact * _GROWTH * (1 + 1e-12)
 
 
 def test_tokenizer_counts_and_synthetic_bodies(tmp_path: types.SimpleNamespace) -> None:

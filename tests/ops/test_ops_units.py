@@ -44,9 +44,19 @@ def test_percentile_examples() -> None:
     assert summarize([0.010, 0.020, 0.030], 1000) == pytest.approx(
         {"count": 3, "mean": 20.0, "min": 10.0, "p50": 20.0, "p90": 30.0, "p95": 30.0, "p99": 30.0, "max": 30.0}
     )
-    assert summarize([])["p50"] is None
-    with pytest.raises(ValueError):
+    # no values: the same fields as a summary of some, each None but the count
+    assert summarize([]) == {**dict.fromkeys(summarize([1.0]), None), "count": 0}
+    with pytest.raises(ValueError) as refused:
         percentile([], 50)
+    assert str(refused.value) == "percentile of no values"
+
+
+@pytest.mark.parametrize("p", [0, -1, 100.5, 101])
+def test_a_percentile_outside_0_to_100_is_refused(p: float) -> None:
+    # (0 has no nearest rank; above 100 the rank is past the last value)
+    with pytest.raises(ValueError) as refused:
+        percentile([1.0, 2.0], p)
+    assert str(refused.value) == f"percentile {p} outside (0, 100]"
 
 
 # -- event stream ------------------------------------------------------------------------------

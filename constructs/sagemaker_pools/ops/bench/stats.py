@@ -67,7 +67,7 @@ def bucket_percentile(counts: Sequence[float], p: float) -> float | None:
     total = sum(counts)
     if total <= 0:
         return None
-    rank = math.ceil(p / 100 * total)
+    rank = max(1, math.ceil(p / 100 * total))  # (a p so small that p/100 * total is 0 still means the smallest)
     seen = 0.0
     for index, count in enumerate(counts):
         seen += count
