@@ -172,6 +172,17 @@ def test_latencies_outside_the_buckets_count_in_the_first_or_the_last() -> None:
         assert progress_bucket(above) == PROGRESS_BUCKETS - 1
 
 
+def test_the_bucketed_percentile_is_the_upper_edge_of_the_exact_ones_bucket() -> None:
+    # one latency in the middle of each of the first 200 buckets: every rank in its own bucket
+    latencies = [_FLOOR_S * _GROWTH ** (i + 0.5) for i in range(200)]
+    counts = [0] * PROGRESS_BUCKETS
+    for latency in latencies:
+        counts[progress_bucket(latency)] += 1
+    for p in [*range(1, 101), 0.1, 33.3, 99.9]:
+        exact = percentile(latencies, p)  # nearest rank: the ceil(p/100 * 200)-th smallest
+        assert bucket_percentile(counts, p) == pytest.approx(exact * _GROWTH**0.5, rel=1e-12), p
+
+
 @given(
     st.lists(st.floats(min_value=_FLOOR_S, max_value=_TOP_S, exclude_max=True), min_size=1, max_size=300),
     st.floats(min_value=0, max_value=100, exclude_min=True),
