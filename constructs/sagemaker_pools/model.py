@@ -9,6 +9,7 @@ mid-tier fallback, INT4 quantization on the smallest. Each build is one ``PoolMo
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -21,7 +22,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from ._roles import acknowledge_wildcard, add_statements, new_execution_role, remember_stack
+from ._roles import acknowledge_wildcard, add_statements, new_execution_role, remember_stack, stack_of, statement
 from ._tokens import is_unresolved
 from ._validate import check_environment, check_name
 from .errors import PoolConfigError
@@ -29,6 +30,7 @@ from .errors import PoolConfigError
 if TYPE_CHECKING:
     # aws_ec2 is the largest aws_cdk module (about 0.17 s to import): loaded only for a model in a VPC.
     from aws_cdk import aws_ec2 as ec2
+    from aws_cdk import aws_kms as kms
 
 __all__ = ["ContainerImage", "ModelData", "PoolModel"]
 
@@ -129,7 +131,7 @@ class ModelData:
     @property
     def s3_uri(self) -> str:
         """``s3://bucket/key``."""
-        return f"s3://{self.bucket.bucket_name}/{self.key}"
+        return f"s3://{_bucket_facts(self.bucket).name}/{self.key}"
 
     def grant_read(self, grantee: iam.IGrantable) -> None:
         """Read exactly this object, or the objects under this prefix, and nothing else."""
@@ -138,13 +140,15 @@ class ModelData:
             iam.Grant.add_to_principal(grantee=grantee, **grant)
         for resource, reason in wildcards:
             acknowledge_wildcard(grantee, resource, reason)
-        if self.bucket.encryption_key is not None:
-            self.bucket.encryption_key.grant_decrypt(grantee)
+        key = _bucket_facts(self.bucket).encryption_key
+        if key is not None:
+            key.grant_decrypt(grantee)
 
     def _read_access(self) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
         """What :meth:`grant_read` grants (``Grant.add_to_principal`` keyword arguments, in order) and
         the wildcard resources it acknowledges (``(ARN, reason)``), without the KMS key."""
-        resource = self.bucket.arn_for_objects(self.key + ("*" if self.is_prefix else ""))
+        bucket = _bucket_facts(self.bucket)
+        resource = bucket.arn_for_objects(self.key + ("*" if self.is_prefix else ""))
         grants: list[dict[str, Any]] = [{"actions": ["s3:GetObject"], "resource_arns": [resource]}]
         wildcards: list[tuple[str, str]] = []
         if self.is_prefix:
@@ -154,7 +158,7 @@ class ModelData:
             grants.append(
                 {
                     "actions": ["s3:ListBucket"],
-                    "resource_arns": [self.bucket.bucket_arn],
+                    "resource_arns": [bucket.arn],
                     "conditions": {"StringLike": {"s3:prefix": [self.key + "*"]}},
                 }
             )
@@ -245,7 +249,7 @@ class PoolModel(Construct):
             grants=grants,
             wildcards=wildcards,
         )
-        key = model_data.bucket.encryption_key if self._created_role is not None and model_data is not None else None
+        key = _bucket_facts(model_data.bucket).encryption_key if self._created_role is not None and model_data is not None else None
         if key is not None and self._created_role is not None:
             key.grant_decrypt(self._created_role)
         self._after_grants()
@@ -295,7 +299,7 @@ class PoolModel(Construct):
         wildcards: list[tuple[str, str]] = []
         if role is None and artifacts_bucket is not None:
             grants, wildcards = _package_artifact_grants(artifacts_bucket)
-        artifacts_key = artifacts_bucket.encryption_key if role is None and artifacts_bucket is not None else None
+        artifacts_key = _bucket_facts(artifacts_bucket).encryption_key if role is None and artifacts_bucket is not None else None
         image_grants = _image_pull_grants(image_repository.repository_arn) if role is None and image_repository else []
         if artifacts_key is None:
             grants, image_grants = grants + image_grants, []
@@ -317,10 +321,8 @@ class PoolModel(Construct):
         if model._created_role is not None and artifacts_key is not None:
             # The KMS statement comes before the image-pull ones, as the grants were written.
             artifacts_key.grant_decrypt(model._created_role)
-            add_statements(
-                model._created_role,
-                [iam.PolicyStatement(actions=g["actions"], resources=g["resource_arns"]) for g in image_grants],
-            )
+            stack = stack_of(model)
+            add_statements(model._created_role, [statement(stack, g["actions"], g["resource_arns"]) for g in image_grants])
         model._after_grants()
         return model
 
@@ -358,30 +360,13 @@ class PoolModel(Construct):
         self._created_role: iam.Role | None = None
         self._default_policy: iam.Policy | None = None
         if role is None:
+            stack = stack_of(self)
             statements: list[iam.PolicyStatement] = []
             if vpc is not None:
                 # The ENI actions do not support resource-level permissions: AWS requires "*".
-                statements.append(
-                    iam.PolicyStatement(
-                        actions=[
-                            "ec2:CreateNetworkInterface",
-                            "ec2:CreateNetworkInterfacePermission",
-                            "ec2:DeleteNetworkInterface",
-                            "ec2:DeleteNetworkInterfacePermission",
-                            "ec2:DescribeNetworkInterfaces",
-                            "ec2:DescribeVpcs",
-                            "ec2:DescribeDhcpOptions",
-                            "ec2:DescribeSubnets",
-                            "ec2:DescribeSecurityGroups",
-                        ],
-                        resources=["*"],
-                    )
-                )
+                statements.append(statement(stack, _VPC_ACTIONS, ["*"]))
             # The statements Grant.add_to_principal would make, added to the role in one batch.
-            statements += [
-                iam.PolicyStatement(actions=g["actions"], resources=g["resource_arns"], conditions=g.get("conditions"))
-                for g in grants
-            ]
+            statements += [statement(stack, g["actions"], g["resource_arns"], g.get("conditions")) for g in grants]
             self._created_role, self._default_policy = new_execution_role(
                 self,
                 wildcard_reason="ecr:GetAuthorizationToken, cloudwatch:PutMetricData (narrowed by namespace) and the "
@@ -447,6 +432,20 @@ class PoolModel(Construct):
 
 
 
+#: The network-interface actions a model in a VPC needs (they have no resource-level permissions).
+_VPC_ACTIONS = (
+    "ec2:CreateNetworkInterface",
+    "ec2:CreateNetworkInterfacePermission",
+    "ec2:DeleteNetworkInterface",
+    "ec2:DeleteNetworkInterfacePermission",
+    "ec2:DescribeNetworkInterfaces",
+    "ec2:DescribeVpcs",
+    "ec2:DescribeDhcpOptions",
+    "ec2:DescribeSubnets",
+    "ec2:DescribeSecurityGroups",
+)
+
+
 def _image_pull_grants(repository_arn: str) -> list[dict[str, Any]]:
     """Pull images from one ECR repository (``Grant.add_to_principal`` keyword arguments)."""
     return [
@@ -461,13 +460,39 @@ def _image_pull_grants(repository_arn: str) -> list[dict[str, Any]]:
 
 def _package_artifact_grants(bucket: s3.IBucket) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
     """Read the objects of a model package's artifacts bucket (their keys are unknown until deploy)."""
-    objects = bucket.arn_for_objects("*")
+    facts = _bucket_facts(bucket)
+    objects = facts.arn_for_objects("*")
     grants: list[dict[str, Any]] = [
         {"actions": ["s3:GetObject"], "resource_arns": [objects]},
-        {"actions": ["s3:ListBucket"], "resource_arns": [bucket.bucket_arn]},
+        {"actions": ["s3:ListBucket"], "resource_arns": [facts.arn]},
     ]
     reason = (
         "A model package names its artifacts only at deploy time: the role reads objects of the given "
         "artifacts bucket (GetObject, ListBucket) and nothing else."
     )
     return grants, [(objects, reason)]
+
+
+@dataclass(frozen=True)
+class _BucketFacts:
+    """What a model reads of its artifacts bucket: each read of a bucket attribute is a round trip
+    to Node, and every build of a fleet reads the same bucket (see :func:`_bucket_facts`)."""
+
+    name: str
+    arn: str
+    encryption_key: kms.IKey | None
+
+    def arn_for_objects(self, key_pattern: str) -> str:
+        """``IBucket.arn_for_objects``, which aws-cdk-lib writes as ``f"{bucket_arn}/{key_pattern}"``."""
+        return f"{self.arn}/{key_pattern}"
+
+
+_BUCKET_FACTS: "weakref.WeakKeyDictionary[s3.IBucket, _BucketFacts]" = weakref.WeakKeyDictionary()
+
+
+def _bucket_facts(bucket: s3.IBucket) -> _BucketFacts:
+    """``bucket``'s name, ARN and key, read from Node once per bucket (they never change)."""
+    facts = _BUCKET_FACTS.get(bucket)
+    if facts is None:
+        facts = _BUCKET_FACTS[bucket] = _BucketFacts(bucket.bucket_name, bucket.bucket_arn, bucket.encryption_key)
+    return facts

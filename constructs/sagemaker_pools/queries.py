@@ -37,6 +37,7 @@ __all__ = [
     "to_cloudwatch",
     "from_cloudwatch",
     "alarm_properties",
+    "cfn_properties",
     "dashboard_lines",
     "unit_name",
     "dashboard_line",
@@ -253,34 +254,36 @@ def alarm_properties(query: Query, field: str = "metric") -> dict[str, Any]:
     ``extended_statistic`` for percentiles)/``period``/``unit``; an expression becomes ``metrics``:
     the top expression (id ``expr_1``, ``ReturnData: true``) and then every input, as CDK's
     ``Alarm`` writes them.
+
+    Nested properties are plain dicts with the ``CfnAlarm`` property types' (camelCase) keys, which
+    the L1 takes as it takes its ``...Property`` classes: those cost a type check per field in
+    Python, and an alarm of a few metrics has dozens.
     """
     if isinstance(query, Stat):
         simple = query.statistic in _SIMPLE_STATISTICS
         return {
             "namespace": query.namespace,
             "metric_name": query.metric_name,
-            "dimensions": [cloudwatch.CfnAlarm.DimensionProperty(name=n, value=v) for n, v in query.rendered_dimensions()],
+            "dimensions": _dimensions(query),
             "statistic": query.statistic if simple else None,
             "extended_statistic": None if simple else query.statistic,
             "period": query.period,
             "unit": unit_name(query.unit) if query.unit is not None else None,
         }
     flat = flatten(query, field)
-    data = cloudwatch.CfnAlarm.MetricDataQueryProperty
-    metrics = [data(id="expr_1", expression=flat.expression, label=flat.label, return_data=True)]
-    metrics += [data(id=ident, expression=text, label=flat.labels.get(ident), return_data=False) for ident, text in flat.expressions.items()]
+    metrics = [cfn_properties(id="expr_1", expression=flat.expression, label=flat.label, returnData=True)]
+    metrics += [
+        cfn_properties(id=ident, expression=text, label=flat.labels.get(ident), returnData=False)
+        for ident, text in flat.expressions.items()
+    ]
     for ident, stat in flat.stats.items():
         metrics.append(
-            data(
+            cfn_properties(
                 id=ident,
                 label=flat.labels.get(ident),
-                return_data=False,
-                metric_stat=cloudwatch.CfnAlarm.MetricStatProperty(
-                    metric=cloudwatch.CfnAlarm.MetricProperty(
-                        namespace=stat.namespace,
-                        metric_name=stat.metric_name,
-                        dimensions=[cloudwatch.CfnAlarm.DimensionProperty(name=n, value=v) for n, v in stat.rendered_dimensions()],
-                    ),
+                returnData=False,
+                metricStat=cfn_properties(
+                    metric={"namespace": stat.namespace, "metricName": stat.metric_name, "dimensions": _dimensions(stat)},
                     period=stat.period,
                     stat=stat.statistic,
                     unit=unit_name(stat.unit) if stat.unit is not None else None,
@@ -288,6 +291,16 @@ def alarm_properties(query: Query, field: str = "metric") -> dict[str, Any]:
             )
         )
     return {"metrics": metrics}
+
+
+def cfn_properties(**fields: Any) -> dict[str, Any]:
+    """An L1 property type as a plain dict: ``fields`` (camelCase, as the property type names
+    them) without the ``None`` ones, as a ``...Property`` class leaves an unset field out."""
+    return {name: value for name, value in fields.items() if value is not None}
+
+
+def _dimensions(stat: Stat) -> list[dict[str, str]]:
+    return [{"name": name, "value": value} for name, value in stat.rendered_dimensions()]
 
 
 def dashboard_line(stat: Stat, period: int, **options: Any) -> list[Any]:
