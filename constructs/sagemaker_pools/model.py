@@ -22,6 +22,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from ._l1 import l1_properties
 from ._roles import acknowledge_wildcard, add_statements, new_execution_role, remember_stack, stack_of, statement
 from ._tokens import is_unresolved
 from ._validate import check_environment, check_name
@@ -168,10 +169,11 @@ class ModelData:
         if not self.is_prefix:
             return {"model_data_url": self.s3_uri}
         return {
-            "model_data_source": sagemaker.CfnModel.ModelDataSourceProperty(
-                s3_data_source=sagemaker.CfnModel.S3DataSourceProperty(
-                    s3_uri=self.s3_uri, s3_data_type="S3Prefix", compression_type="None"
-                )
+            "model_data_source": l1_properties(
+                sagemaker.CfnModel.ModelDataSourceProperty,
+                s3_data_source=l1_properties(
+                    sagemaker.CfnModel.S3DataSourceProperty, s3_uri=self.s3_uri, s3_data_type="S3Prefix", compression_type="None"
+                ),
             )
         }
 
@@ -394,7 +396,7 @@ class PoolModel(Construct):
             self,
             "Resource",
             execution_role_arn=self.role.role_arn,
-            primary_container=sagemaker.CfnModel.ContainerDefinitionProperty(**container),  # type: ignore[arg-type]
+            primary_container=l1_properties(sagemaker.CfnModel.ContainerDefinitionProperty, **container),
             enable_network_isolation=network_isolation or None,
             vpc_config=vpc_config,
             model_name=model_name,
