@@ -381,6 +381,15 @@ def test_partition_of_a_region(region: str, partition: str) -> None:
     assert partition_of_region(region) == partition
 
 
+def test_the_partition_table_is_botocores() -> None:
+    """The table read as a file is the one botocore's own loader returns."""
+    from botocore.loaders import create_loader
+
+    from sagemaker_pools.model import _partitions
+
+    assert list(_partitions()) == create_loader().load_data("partitions")["partitions"]
+
+
 def test_partition_of_a_token_or_unknown_region_is_the_stacks() -> None:
     from sagemaker_pools.model import partition_of_region
 

@@ -59,9 +59,28 @@ def partition_of_region(region: str) -> str:
 
 @lru_cache(maxsize=1)
 def _partitions() -> tuple[dict[str, Any], ...]:
-    from botocore.loaders import create_loader
+    """botocore's partition table (``botocore/data/partitions.json``).
 
-    return tuple(create_loader().load_data("partitions")["partitions"])
+    Read as a file: importing ``botocore.loaders`` to load it costs about 150 ms, most of a small
+    app's Python time, for one JSON document. botocore may ship it gzipped; its own loader is
+    the fallback for any other layout.
+    """
+    import gzip
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("botocore")
+    data = Path(spec.origin).parent / "data" if spec is not None and spec.origin else None
+    if data is not None and (data / "partitions.json").is_file():
+        document = json.loads((data / "partitions.json").read_text(encoding="utf-8"))
+    elif data is not None and (data / "partitions.json.gz").is_file():
+        document = json.loads(gzip.decompress((data / "partitions.json.gz").read_bytes()))
+    else:  # pragma: no cover - botocore laid out otherwise
+        from botocore.loaders import create_loader
+
+        document = create_loader().load_data("partitions")
+    return tuple(document["partitions"])
 
 
 @dataclass(frozen=True)
