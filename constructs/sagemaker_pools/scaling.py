@@ -31,11 +31,11 @@ from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
+from ._l1 import l1_properties
 from ._tokens import is_unresolved
 from ._validate import check_int_range, check_min_max, seconds_in_range
 from .errors import PoolConfigError
 from .metrics import DEFAULT_UTILIZATION_STRATEGY, MetricSource, UtilizationStrategy, weighted_utilization_query
-from ._l1 import l1_properties
 from .queries import Math, Query, Stat, flatten, from_cloudwatch, l1_dimensions, unit_name
 from .sources import ScalableVariant
 
