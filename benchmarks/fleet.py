@@ -4,7 +4,7 @@ Each endpoint is the real-time example's: three pools, one model build per pool 
 own least-privilege execution role), blue/green canary deploys rolled back by its alarms (p99
 latency per type, 5XX rate), fallback-in-use and at-max-capacity alarms to an SNS topic,
 weighted-utilization target tracking, and its rows on a dashboard. The artifacts bucket is made
-elsewhere (imported by name) so that every stack stands alone.
+elsewhere (named: ``ModelData`` takes a bucket name) so that every stack stands alone.
 
 Endpoints go ``PER_STACK`` to a stack (``PooledFleet01``, ``PooledFleet02`` ...), each stack with
 its own alerts key and topic and one dashboard: CloudFormation takes at most 500 resources a
@@ -39,7 +39,6 @@ def lib_fleet(app: App, n: int, per_stack: int = PER_STACK) -> list[Stack]:
     from aws_cdk import Duration, RemovalPolicy
     from aws_cdk import aws_iam as iam
     from aws_cdk import aws_kms as kms
-    from aws_cdk import aws_s3 as s3
     from aws_cdk import aws_sns as sns
 
     from sagemaker_pools import (
@@ -72,7 +71,6 @@ def lib_fleet(app: App, n: int, per_stack: int = PER_STACK) -> list[Stack]:
     stacks = []
     for s, indexes in enumerate(stack_slices(n, per_stack), start=1):
         stack = Stack(app, f"PooledFleet{s:02d}")
-        artifacts = s3.Bucket.from_bucket_name(stack, "Artifacts", ARTIFACTS_BUCKET)
         alerts_key = kms.Key(stack, "AlertsKey", enable_key_rotation=True, removal_policy=RemovalPolicy.RETAIN)
         alerts_key.grant(iam.ServicePrincipal("cloudwatch.amazonaws.com"), "kms:Decrypt", "kms:GenerateDataKey*")
         alerts = sns.Topic(stack, "Alerts", master_key=alerts_key, enforce_ssl=True)
@@ -85,7 +83,7 @@ def lib_fleet(app: App, n: int, per_stack: int = PER_STACK) -> list[Stack]:
                     stack,
                     f"{prefix}{build}",
                     image=image,
-                    model_data=ModelData.from_s3_prefix(artifacts, f"llm/{name}/{folder}/"),
+                    model_data=ModelData.from_s3_prefix(ARTIFACTS_BUCKET, f"llm/{name}/{folder}/"),
                     environment=env,
                 )
                 for build, folder, env in BUILDS

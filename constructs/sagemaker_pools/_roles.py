@@ -18,6 +18,7 @@ __all__ = [
     "statement",
     "acknowledge_wildcard",
     "stack_of",
+    "stack_partition",
     "remember_stack",
     "LOG_GROUP_PREFIXES",
 ]
@@ -93,6 +94,17 @@ def stack_of(construct: Construct) -> Stack:
     return stack
 
 
+def stack_partition(stack: Stack) -> str:
+    """``stack.partition`` (a literal where the stack's region is known), asked of Node once per stack."""
+    partition = _PARTITIONS.get(stack)
+    if partition is None:
+        partition = _PARTITIONS[stack] = stack.partition
+    return partition
+
+
+_PARTITIONS: "weakref.WeakKeyDictionary[Stack, str]" = weakref.WeakKeyDictionary()
+
+
 def remember_stack(construct: Construct, scope: Construct) -> None:
     """Record that ``construct`` (just made under ``scope``) is in ``scope``'s stack."""
     _STACKS[construct] = stack_of(scope)
@@ -106,7 +118,7 @@ class _StackBasics:
     log-group acknowledgments."""
 
     def __init__(self, stack: Stack) -> None:
-        partition, region, account = stack.partition, stack.region, stack.account
+        partition, region, account = stack_partition(stack), stack.region, stack.account
         # Log groups are named after endpoints and inference components, which may be generated:
         # scope to SageMaker's two prefixes. Written as Stack.format_arn writes it
         # (ArnFormat.COLON_RESOURCE_NAME), without a round trip an ARN.
