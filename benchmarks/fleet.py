@@ -4,7 +4,7 @@ Each endpoint is the real-time example's: three pools, one model build per pool 
 own least-privilege execution role), blue/green canary deploys rolled back by its alarms (p99
 latency per type, 5XX rate), fallback-in-use and at-max-capacity alarms to an SNS topic,
 weighted-utilization target tracking, and its rows on a dashboard. The artifacts bucket is made
-elsewhere (imported by name) so that every stack stands alone.
+elsewhere (named: ``ModelData`` takes a bucket name) so that every stack stands alone.
 
 Endpoints go ``PER_STACK`` to a stack (``PooledFleet01``, ``PooledFleet02`` ...), each stack with
 its own alerts key and topic and one dashboard: CloudFormation takes at most 500 resources a
@@ -39,7 +39,6 @@ def lib_fleet(app: App, n: int, per_stack: int = PER_STACK) -> list[Stack]:
     from aws_cdk import Duration, RemovalPolicy
     from aws_cdk import aws_iam as iam
     from aws_cdk import aws_kms as kms
-    from aws_cdk import aws_s3 as s3
     from aws_cdk import aws_sns as sns
 
     from sagemaker_pools import (
@@ -57,10 +56,21 @@ def lib_fleet(app: App, n: int, per_stack: int = PER_STACK) -> list[Stack]:
     image = ContainerImage.from_image_uri(
         "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.33.0-lmi15.0.0-cu128"
     )
+    # What every endpoint shares is made once, as the L1 twin's constants are: the policies are
+    # immutable values, and each Duration is a round trip to Node to make and one to read.
+    deployment = DeploymentPolicy.canary(
+        canary_size=CapacitySize.percent(25),
+        wait_interval=Duration.minutes(10),
+        termination_wait=Duration.minutes(5),
+        max_execution_timeout=Duration.hours(2),
+    )
+    p99_latency, p99_latency_p4d, fallback_for = Duration.seconds(20), Duration.seconds(30), Duration.hours(2)
+    provision_timeout = startup_timeout = Duration.minutes(20)
+    download_timeout = Duration.minutes(30)
+    scale_out_cooldown, scale_in_cooldown = Duration.minutes(15), Duration.minutes(20)
     stacks = []
     for s, indexes in enumerate(stack_slices(n, per_stack), start=1):
         stack = Stack(app, f"PooledFleet{s:02d}")
-        artifacts = s3.Bucket.from_bucket_name(stack, "Artifacts", ARTIFACTS_BUCKET)
         alerts_key = kms.Key(stack, "AlertsKey", enable_key_rotation=True, removal_policy=RemovalPolicy.RETAIN)
         alerts_key.grant(iam.ServicePrincipal("cloudwatch.amazonaws.com"), "kms:Decrypt", "kms:GenerateDataKey*")
         alerts = sns.Topic(stack, "Alerts", master_key=alerts_key, enforce_ssl=True)
@@ -73,7 +83,7 @@ def lib_fleet(app: App, n: int, per_stack: int = PER_STACK) -> list[Stack]:
                     stack,
                     f"{prefix}{build}",
                     image=image,
-                    model_data=ModelData.from_s3_prefix(artifacts, f"llm/{name}/{folder}/"),
+                    model_data=ModelData.from_s3_prefix(ARTIFACTS_BUCKET, f"llm/{name}/{folder}/"),
                     environment=env,
                 )
                 for build, folder, env in BUILDS
@@ -83,21 +93,15 @@ def lib_fleet(app: App, n: int, per_stack: int = PER_STACK) -> list[Stack]:
                 InstancePool(instance_type="ml.g6.48xlarge", model=models[1], max_concurrency=16),
                 InstancePool(instance_type="ml.p4d.24xlarge", model=models[2], max_concurrency=24),
             ]
-            deployment = DeploymentPolicy.canary(
-                canary_size=CapacitySize.percent(25),
-                wait_interval=Duration.minutes(10),
-                termination_wait=Duration.minutes(5),
-                max_execution_timeout=Duration.hours(2),
-            )
             alarms = PoolAlarms(
                 stack,
                 f"{prefix}EndpointAlarms",
                 endpoint=PooledEndpoint.from_endpoint_name(stack, f"{prefix}ByName", name),
                 pools=pools,
-                p99_latency=Duration.seconds(20),
-                p99_latency_by_type={"ml.p4d.24xlarge": Duration.seconds(30)},
+                p99_latency=p99_latency,
+                p99_latency_by_type={"ml.p4d.24xlarge": p99_latency_p4d},
                 error_rate_percent=1,
-                fallback_for=Duration.hours(2),
+                fallback_for=fallback_for,
                 max_capacity=8,
                 deployment=deployment,
                 topic=alerts,
@@ -109,14 +113,14 @@ def lib_fleet(app: App, n: int, per_stack: int = PER_STACK) -> list[Stack]:
                 model=models[0],
                 pools=pools,
                 initial_instance_count=2,
-                provision_timeout=Duration.minutes(20),
-                container_startup_health_check_timeout=Duration.minutes(20),
-                model_data_download_timeout=Duration.minutes(30),
+                provision_timeout=provision_timeout,
+                container_startup_health_check_timeout=startup_timeout,
+                model_data_download_timeout=download_timeout,
                 deployment=deployment.with_rollback_alarms(alarms.rollback_alarms),
                 tags={"workload": "llm"},
             )
             endpoint.auto_scale(min_capacity=2, max_capacity=8).scale_on_weighted_utilization(
-                target=0.7, scale_out_cooldown=Duration.minutes(15), scale_in_cooldown=Duration.minutes(20)
+                target=0.7, scale_out_cooldown=scale_out_cooldown, scale_in_cooldown=scale_in_cooldown
             )
             endpoints.append(endpoint)
         PoolDashboard(stack, "Dashboard", endpoints=endpoints)

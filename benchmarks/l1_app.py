@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +35,8 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sagemaker as sagemaker
 from aws_cdk import aws_sns as sns
 from constructs import Construct
+
+from app_context import apply_context
 
 LMI_IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.33.0-lmi15.0.0-cu128"
 LMI_REPOSITORY_ARN = "arn:aws:ecr:us-east-1:763104351884:repository/djl-inference"
@@ -972,15 +973,9 @@ EXAMPLE_STACKS = {
 
 
 #: cdk.json's context (the recommended feature flags): the example app synthesizes with it, so does the twin.
-CONTEXT: dict[str, Any] = json.loads((Path(__file__).resolve().parents[1] / "cdk.json").read_text())["context"]
-
-
 def build_app(app: App | None = None, *, fleet: int | None = None) -> App:
     """The example app's twin, or (``fleet=N``) the N-endpoint fleet's twin, with cdk.json's context."""
-    app = app or App(outdir=None if "CDK_OUTDIR" in os.environ else "cdk.out")
-    for key, value in CONTEXT.items():
-        if app.node.try_get_context(key) is None:  # the CDK CLI (or -c) may have passed it already
-            app.node.set_context(key, value)
+    app = apply_context(app or App(outdir=None if "CDK_OUTDIR" in os.environ else "cdk.out"))
     if fleet is None:
         for name, build in EXAMPLE_STACKS.items():
             build(app, name)

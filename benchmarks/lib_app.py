@@ -25,16 +25,18 @@ def main() -> None:
     args = parser.parse_args()
     from aws_cdk import App
 
-    sys.path.insert(0, str(ROOT))
-    import app as example_app  # noqa: PLC0415
-
-    # cdk.json's feature flags, as the example app and the L1 twin use them.
-    app = example_app.apply_context(App(outdir=None if "CDK_OUTDIR" in os.environ else "cdk.out"))
+    outdir = None if "CDK_OUTDIR" in os.environ else "cdk.out"
     if args.fleet is None:
-        example_app.build_app(app)
+        sys.path.insert(0, str(ROOT))
+        import app as example_app  # noqa: PLC0415
+
+        app = example_app.build_app(App(outdir=outdir))
     else:
+        # cdk.json's feature flags, applied as the L1 twin applies them (without the example stacks).
+        from app_context import apply_context  # noqa: PLC0415
         from fleet import lib_fleet  # noqa: PLC0415
 
+        app = apply_context(App(outdir=outdir))
         lib_fleet(app, args.fleet)
     app.synth()
 

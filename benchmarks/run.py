@@ -300,7 +300,7 @@ def report(result: dict[str, Any]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pairs", type=int, default=5, help="interleaved pairs after the warm-up (default 5)")
+    parser.add_argument("--pairs", type=int, default=7, help="interleaved pairs after the warm-up (default 7)")
     parser.add_argument("--sizes", default="1,10,50", help="fleet sizes (default 1,10,50)")
     parser.add_argument("--no-example", action="store_true", help="skip the example app")
     parser.add_argument("--no-builtin-validation", action="store_true",

@@ -46,6 +46,7 @@ def main() -> None:
     if args.side == "lib":
         sys.path.insert(0, str(ROOT))
         import app as example_app  # noqa: F401
+        from app_context import apply_context
         from fleet import lib_fleet  # noqa: F401
         import sagemaker_pools.alarms, sagemaker_pools.dashboard, sagemaker_pools.endpoint  # noqa: E401, F401
     else:
@@ -94,7 +95,7 @@ def main() -> None:
         if args.fleet is None:
             example_app.build_app(app)
         else:
-            lib_fleet(example_app.apply_context(app), args.fleet)  # cdk.json's flags, as l1_app.build_app
+            lib_fleet(apply_context(app), args.fleet)  # cdk.json's flags, as l1_app.build_app
     else:
         l1_app.build_app(app, fleet=args.fleet)
     t_construct = time.perf_counter() - t1

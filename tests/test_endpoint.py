@@ -21,13 +21,14 @@ from sagemaker_pools import (
     DeploymentPolicy,
     InstancePool,
     ModelData,
+    PoolConfigError,
     PooledEndpoint,
     PoolModel,
     Routing,
 )
 from support.contract import template_problems
 from support.frozen import frozen
-from support.synth import new_stack, only, resources, template_of
+from support.synth import new_app, new_stack, only, resources, template_of
 
 G6E, G6, P4D = "ml.g6e.48xlarge", "ml.g6.48xlarge", "ml.p4d.24xlarge"
 IMAGE = "763104351884.dkr.ecr.us-west-2.amazonaws.com/djl-inference:0.33.0-lmi15.0.0-cu128"
@@ -248,6 +249,54 @@ def test_model_role_may_decrypt_its_artifacts_and_nothing_else() -> None:
     assert all(not problems for problems in template_problems(template).values())
 
 
+@pytest.mark.parametrize("env", [None, cdk.Environment(account="123456789012", region="cn-north-1")])
+def test_a_bucket_name_renders_what_an_imported_bucket_renders(env: cdk.Environment | None) -> None:
+    """``ModelData`` on a bucket name: the same models, roles and policies as on
+    ``Bucket.from_bucket_name``, with no import construct in the tree."""
+
+    def build(by_name: bool) -> tuple[dict[str, Any], list[str]]:
+        stack = cdk.Stack(new_app(), "Test", env=env)
+        bucket: s3.IBucket | str = "my-llm-artifacts" if by_name else s3.Bucket.from_bucket_name(stack, "Artifacts", "my-llm-artifacts")
+        image = ContainerImage.from_image_uri(IMAGE)
+        PoolModel(stack, "Prefix", image=image, model_data=ModelData.from_s3_prefix(bucket, "llm/tp8/"))
+        PoolModel(stack, "Archive", image=image, model_data=ModelData.from_s3_object(bucket, "llm/int4/model.tar.gz"))
+        return template_of(stack), [c.node.id for c in stack.node.children]
+
+    by_name, by_name_children = build(True)
+    imported, imported_children = build(False)
+    assert by_name == imported
+    assert "Artifacts" in imported_children and "Artifacts" not in by_name_children
+    policies = [p["Properties"]["PolicyDocument"]["Statement"] for p in resources(by_name, "AWS::IAM::Policy").values()]
+    resources_read = [s["Resource"] for statements in policies for s in statements if s["Action"] == "s3:GetObject"]
+    # In the stack's partition: a literal where the region is known (cn-north-1 is in aws-cn).
+    partition_arn = (
+        {"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"}, ":s3:::my-llm-artifacts/llm/tp8/*"]]}
+        if env is None
+        else "arn:aws-cn:s3:::my-llm-artifacts/llm/tp8/*"
+    )
+    assert partition_arn in resources_read
+
+
+def test_grant_read_on_a_bucket_name_grants_what_an_imported_bucket_grants() -> None:
+    def statements(by_name: bool) -> Any:
+        stack = new_stack()
+        role = iam.Role(stack, "Reader", assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"))
+        bucket: s3.IBucket | str = "my-llm-artifacts" if by_name else s3.Bucket.from_bucket_name(stack, "Artifacts", "my-llm-artifacts")
+        ModelData.from_s3_prefix(bucket, "llm/").grant_read(role)
+        return only(template_of(stack), "AWS::IAM::Policy")["PolicyDocument"]["Statement"]
+
+    granted = statements(True)
+    assert granted == statements(False)
+    assert [s["Action"] for s in granted] == ["s3:GetObject", "s3:ListBucket"]
+
+
+@pytest.mark.parametrize("bucket", ["My_Bucket", "ab", "-starts-with-a-hyphen", 42])
+def test_model_data_refuses_what_is_no_bucket(bucket: object) -> None:
+    with pytest.raises(PoolConfigError) as error:
+        ModelData.from_s3_prefix(bucket, "llm/")  # type: ignore[arg-type]
+    assert error.value.field == "ModelData.bucket"
+
+
 def test_model_waits_for_its_policy_and_renders_prefix_data(default_template: dict[str, Any]) -> None:
     models = resources(default_template, "AWS::SageMaker::Model")
     base = next(v for k, v in models.items() if k.startswith("Base"))
@@ -379,6 +428,15 @@ def test_partition_of_a_region(region: str, partition: str) -> None:
     from sagemaker_pools.model import partition_of_region
 
     assert partition_of_region(region) == partition
+
+
+def test_the_partition_table_is_botocores() -> None:
+    """The table read as a file is the one botocore's own loader returns."""
+    from botocore.loaders import create_loader
+
+    from sagemaker_pools.model import _partitions
+
+    assert list(_partitions()) == create_loader().load_data("partitions")["partitions"]
 
 
 def test_partition_of_a_token_or_unknown_region_is_the_stacks() -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import jsii
 import pytest
-from aws_cdk import Duration, Stack
+from aws_cdk import Aws, Duration, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cw_actions
 from aws_cdk import aws_sns as sns
@@ -131,3 +131,46 @@ def test_duration_validators_accept_tokens() -> None:
     assert seconds_in_range(token, "x", 0, 10) is not None  # not checked: known only at deploy time
     with pytest.raises(PoolConfigError):
         seconds_in_range(Duration.minutes(2), "x", 0, 60)
+
+
+# -- L1 property types as plain dicts ---------------------------------------------------------------
+
+
+def test_l1_properties_render_what_the_property_classes_render() -> None:
+    """The dict jsii receives is the class's own rendering: same template values, nested and all."""
+    from aws_cdk import aws_sagemaker as sagemaker
+
+    from sagemaker_pools._l1 import l1_properties
+
+    stack = new_stack()
+    endpoint_config = sagemaker.CfnEndpointConfig
+    pool = {"instance_type": "ml.g6.48xlarge", "priority": 2, "model_name_override": Aws.STACK_NAME}  # a token
+    as_classes = endpoint_config.ProductionVariantProperty(
+        variant_name="AllTraffic",
+        initial_instance_count=2,
+        instance_pools=[endpoint_config.InstancePoolProperty(**pool)],
+        routing_config=endpoint_config.RoutingConfigProperty(routing_strategy="RANDOM"),
+    )
+    as_dicts = l1_properties(
+        endpoint_config.ProductionVariantProperty,
+        variant_name="AllTraffic",
+        initial_instance_count=2,
+        model_name=None,  # unset, as the class leaves it out
+        instance_pools=[l1_properties(endpoint_config.InstancePoolProperty, **pool)],
+        routing_config=l1_properties(endpoint_config.RoutingConfigProperty, routing_strategy="RANDOM"),
+    )
+    assert "modelName" not in as_dicts
+    assert stack.resolve(as_dicts) == stack.resolve(as_classes)
+    for index, config in enumerate((as_classes, as_dicts)):
+        endpoint_config(stack, f"Config{index}", production_variants=[config])
+    first, second = (r["Properties"] for r in resources(template_of(stack), "AWS::SageMaker::EndpointConfig").values())
+    assert first == second and first["ProductionVariants"][0]["InstancePools"][0]["ModelNameOverride"] == {"Ref": "AWS::StackName"}
+
+
+def test_l1_properties_refuse_a_field_the_type_does_not_have() -> None:
+    from aws_cdk import aws_sagemaker as sagemaker
+
+    from sagemaker_pools._l1 import l1_properties
+
+    with pytest.raises(TypeError, match="InstancePoolProperty has no field 'instance_typ'"):
+        l1_properties(sagemaker.CfnEndpointConfig.InstancePoolProperty, instance_typ="ml.g6.48xlarge", priority=1)

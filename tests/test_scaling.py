@@ -195,7 +195,7 @@ def test_metric_data_queries_enforce_cloudwatch_alarm_rules() -> None:
         metric_data_queries(cross, "policy")
     assert error.value.field == "policy.m1"
     single = metric_data_queries(endpoint.metric_invocations_per_instance(), "policy")
-    assert len(single) == 1 and single[0].return_data is True and single[0].id == "m1"
+    assert len(single) == 1 and single[0]["returnData"] is True and single[0]["id"] == "m1"
 
 
 # -- bad input -------------------------------------------------------------------------------------
@@ -562,28 +562,38 @@ def test_a_metric_of_another_account_or_region_is_refused(where: dict[str, str],
 
 def test_a_single_metric_is_the_one_query_that_returns_data() -> None:
     (query,) = metric_data_queries(_stat(unit=cloudwatch.Unit.COUNT, label="calls"), "policy")
-    assert (query.id, query.label, query.return_data, query.expression) == ("m1", "calls", True, None)
-    stat = query.metric_stat
-    assert (stat.stat, stat.unit) == ("Sum", "Count")
-    assert (stat.metric.namespace, stat.metric.metric_name) == ("AWS/SageMaker", "Invocations")
-    assert [(d.name, d.value) for d in stat.metric.dimensions] == [("EndpointName", "e")]
+    # A TargetTrackingMetricDataQuery as CloudFormation's property type names its fields; unset
+    # fields (Expression here) are left out, not null.
+    assert query == {
+        "id": "m1",
+        "label": "calls",
+        "returnData": True,
+        "metricStat": {
+            "stat": "Sum",
+            "unit": "Count",
+            "metric": {"namespace": "AWS/SageMaker", "metricName": "Invocations", "dimensions": [{"name": "EndpointName", "value": "e"}]},
+        },
+    }
     (plain,) = metric_data_queries(_stat(), "policy")
-    assert (plain.label, plain.metric_stat.unit) == (None, None)
+    assert "label" not in plain and "unit" not in plain["metricStat"]
 
 
 def test_only_the_top_expression_returns_data_under_a_free_id() -> None:
+    def rows(queries: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+        return [(q["id"], q.get("label"), q["returnData"], q.get("expression")) for q in queries]
+
     inner = Math("a * 2", (("a", _stat(label="calls")),), label="doubled")
     queries = metric_data_queries(Math("x + 1", (("x", inner),), label="top"), "policy")
-    assert [(q.id, q.label, q.return_data, q.expression) for q in queries] == [
+    assert rows(queries) == [
         ("a", "calls", False, None),
         ("x", "doubled", False, "a * 2"),
         ("result", "top", True, "x + 1"),
     ]
     # "result" taken by a metric, then by an expression too: the top one moves aside.
     taken = metric_data_queries(Math("result * 2", (("result", _stat()),)), "policy")
-    assert [(q.id, q.return_data) for q in taken] == [("result", False), ("result_", True)]
+    assert [(q["id"], q["returnData"]) for q in taken] == [("result", False), ("result_", True)]
     both = Math("result + result_", (("result", Math("m * 2", (("m", _stat()),))), ("result_", _stat("Other"))))
-    assert [(q.id, q.return_data) for q in metric_data_queries(both, "policy")] == [("m", False), ("result_", False), ("result", False), ("result__", True)]
+    assert [(q["id"], q["returnData"]) for q in metric_data_queries(both, "policy")] == [("m", False), ("result_", False), ("result", False), ("result__", True)]
 
 
 # -- bounds: the messages name the field and what it allows ----------------------------------------

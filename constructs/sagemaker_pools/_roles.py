@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
+import json
+import re
 import weakref
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from aws_cdk import Acknowledgment, Stack, Validations
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-__all__ = ["new_execution_role", "add_statements", "acknowledge_wildcard", "stack_of", "remember_stack", "LOG_GROUP_PREFIXES"]
+__all__ = [
+    "new_execution_role",
+    "add_statements",
+    "statement",
+    "acknowledge_wildcard",
+    "stack_of",
+    "stack_partition",
+    "remember_stack",
+    "LOG_GROUP_PREFIXES",
+]
 
 #: The log groups SageMaker writes a container's stdout/stderr to: an endpoint's model containers
 #: log to ``/aws/sagemaker/Endpoints/<endpoint name>`` (SageMaker Developer Guide, "Log groups and
@@ -83,6 +94,17 @@ def stack_of(construct: Construct) -> Stack:
     return stack
 
 
+def stack_partition(stack: Stack) -> str:
+    """``stack.partition`` (a literal where the stack's region is known), asked of Node once per stack."""
+    partition = _PARTITIONS.get(stack)
+    if partition is None:
+        partition = _PARTITIONS[stack] = stack.partition
+    return partition
+
+
+_PARTITIONS: "weakref.WeakKeyDictionary[Stack, str]" = weakref.WeakKeyDictionary()
+
+
 def remember_stack(construct: Construct, scope: Construct) -> None:
     """Record that ``construct`` (just made under ``scope``) is in ``scope``'s stack."""
     _STACKS[construct] = stack_of(scope)
@@ -96,7 +118,7 @@ class _StackBasics:
     log-group acknowledgments."""
 
     def __init__(self, stack: Stack) -> None:
-        partition, region, account = stack.partition, stack.region, stack.account
+        partition, region, account = stack_partition(stack), stack.region, stack.account
         # Log groups are named after endpoints and inference components, which may be generated:
         # scope to SageMaker's two prefixes. Written as Stack.format_arn writes it
         # (ArnFormat.COLON_RESOURCE_NAME), without a round trip an ARN.
@@ -114,18 +136,18 @@ class _StackBasics:
                 for prefix, arn in zip(LOG_GROUP_PREFIXES, self.log_groups)
             ],
         )
-        # The same statement objects serve every role of the stack: nothing changes a statement once
-        # it is in a policy document (merging makes new ones), and each is one round trip to make.
         self.statements = (
-            iam.PolicyStatement(
-                actions=["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
-                resources=self.log_groups,
+            statement(
+                stack,
+                ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
+                self.log_groups,
             ),
             # PutMetricData has no resource-level permissions: AWS requires "*"; narrowed by namespace.
-            iam.PolicyStatement(
-                actions=["cloudwatch:PutMetricData"],
-                resources=["*"],
-                conditions={"StringLike": {"cloudwatch:namespace": ["/aws/sagemaker/*", "AWS/SageMaker*"]}},
+            statement(
+                stack,
+                ["cloudwatch:PutMetricData"],
+                ["*"],
+                {"StringLike": {"cloudwatch:namespace": ["/aws/sagemaker/*", "AWS/SageMaker*"]}},
             ),
         )
         self.principal = iam.ServicePrincipal("sagemaker.amazonaws.com")
@@ -133,6 +155,31 @@ class _StackBasics:
 
 
 _BASICS: "weakref.WeakKeyDictionary[Stack, _StackBasics]" = weakref.WeakKeyDictionary()
+
+
+def statement(
+    stack: Stack, actions: Sequence[str], resources: Sequence[str], conditions: Mapping[str, Any] | None = None
+) -> iam.PolicyStatement:
+    """An Allow statement of ``actions`` on ``resources``, made once per stack and value.
+
+    Every role of a stack that needs the same statement (the logs and metrics statements, pulling
+    the same image, ``ecr:GetAuthorizationToken``) shares one object: a statement is one round trip
+    to Node to make, and nothing changes a statement once it is in a policy document (CDK freezes
+    it there; merging and minimizing make new statements).
+    """
+    cache = _STATEMENTS.get(stack)
+    if cache is None:
+        cache = _STATEMENTS[stack] = {}
+    key = json.dumps([list(actions), list(resources), conditions], sort_keys=True)
+    made = cache.get(key)
+    if made is None:
+        made = cache[key] = iam.PolicyStatement(
+            actions=list(actions), resources=list(resources), conditions=dict(conditions) if conditions else None
+        )
+    return made
+
+
+_STATEMENTS: "weakref.WeakKeyDictionary[Stack, dict[str, iam.PolicyStatement]]" = weakref.WeakKeyDictionary()
 
 
 def _stack_basics(stack: Stack) -> _StackBasics:
@@ -158,13 +205,38 @@ def _wildcard_acknowledgments(stack: Stack, wildcards: Sequence[tuple[str, str]]
     """cdk-nag's AwsSolutions-IAM5 finding ids for ``(resource ARN, reason)`` pairs, as cdk-nag prints them."""
     if not wildcards:
         return []
-    # The evidence is derived from the resolved ARN (one round trip for all): with an explicit
-    # stack environment the region and account are literals, not pseudo parameters.
-    resolved = stack.resolve([arn for arn, _ in wildcards])
+    # The evidence is derived from the resolved ARN: with an explicit stack environment the region
+    # and account are literals, not pseudo parameters. Only an ARN's token part is resolved (a
+    # bucket's ARN, say, once per stack for every prefix under it): the literal tail after its
+    # last token reads the same resolved or not.
+    splits = [_split_after_last_token(arn) for arn, _ in wildcards]
+    resolved = _RESOLVED_EVIDENCE.get(stack)
+    if resolved is None:
+        resolved = _RESOLVED_EVIDENCE[stack] = {"": ""}
+    missing = list(dict.fromkeys(head for head, _ in splits if head not in resolved))
+    if missing:
+        # One round trip for all.
+        for head, value in zip(missing, stack.resolve(missing)):
+            resolved[head] = _nag_evidence(value)
     return [
-        Acknowledgment(id=f"AwsSolutions::AwsSolutions-IAM5[Resource::{_nag_evidence(value)}]", reason=reason)
-        for value, (_, reason) in zip(resolved, wildcards)
+        Acknowledgment(id=f"AwsSolutions::AwsSolutions-IAM5[Resource::{resolved[head]}{tail}]", reason=reason)
+        for (head, tail), (_, reason) in zip(splits, wildcards)
     ]
+
+
+#: A token encoded in a string, as ``Token.as_string`` writes it: ``${Token[NAME.123]}``.
+_STRING_TOKEN = re.compile(r"\$\{Token\[[^\]]*\]\}")
+
+#: Per stack: cdk-nag's evidence for each token-bearing ARN head resolved so far.
+_RESOLVED_EVIDENCE: "weakref.WeakKeyDictionary[Stack, dict[str, str]]" = weakref.WeakKeyDictionary()
+
+
+def _split_after_last_token(value: str) -> tuple[str, str]:
+    """``value`` split after its last string-encoded token: (up to and with it, the literal rest)."""
+    end = 0
+    for match in _STRING_TOKEN.finditer(value):
+        end = match.end()
+    return value[:end], value[end:]
 
 
 def _nag_evidence(value: Any) -> str:

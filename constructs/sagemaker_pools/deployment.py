@@ -14,13 +14,15 @@ Ranges are SageMaker's (API reference: TrafficRoutingConfig, RollingUpdatePolicy
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_sagemaker as sagemaker
 
+from ._l1 import l1_properties
 from ._tokens import is_unresolved
 from ._validate import check_int_range, seconds_in_range
 from .errors import PoolConfigError
@@ -53,8 +55,8 @@ class CapacitySize:
         if self.type == "CAPACITY_PERCENT" and not is_unresolved(self.value) and not low <= self.value <= high:
             raise PoolConfigError(field, f"{self.value}%", f"{low}% to {high}% of the variant's instances")
 
-    def _render(self) -> sagemaker.CfnEndpoint.CapacitySizeProperty:
-        return sagemaker.CfnEndpoint.CapacitySizeProperty(type=self.type, value=self.value)
+    def _render(self) -> dict[str, Any]:
+        return l1_properties(sagemaker.CfnEndpoint.CapacitySizeProperty, type=self.type, value=self.value)
 
 
 @dataclass(frozen=True)
@@ -65,8 +67,8 @@ class DeploymentPolicy:
     during the deployment SageMaker rolls back to the old fleet.
     """
 
-    _blue_green: sagemaker.CfnEndpoint.BlueGreenUpdatePolicyProperty | None = None
-    _rolling: sagemaker.CfnEndpoint.RollingUpdatePolicyProperty | None = None
+    _blue_green: Mapping[str, Any] | None = None
+    _rolling: Mapping[str, Any] | None = None
     rollback_alarms: tuple[cloudwatch.IAlarm, ...] = field(default=())
     # (traffic routing type or "ROLLING", step size, wait/bake seconds, termination wait seconds)
     _timing: tuple[str, CapacitySize | None, int | None, int | None] | None = None
@@ -190,9 +192,10 @@ class DeploymentPolicy:
         timeout = seconds_in_range(max_execution_timeout, "DeploymentPolicy.rolling.max_execution_timeout", 600, 28800)
         DeploymentPolicy._check_timeout(timeout, bake or 0, "DeploymentPolicy.rolling.max_execution_timeout")
         return DeploymentPolicy(
-            _rolling=sagemaker.CfnEndpoint.RollingUpdatePolicyProperty(
+            _rolling=l1_properties(
+                sagemaker.CfnEndpoint.RollingUpdatePolicyProperty,
                 maximum_batch_size=batch_size._render(),
-                wait_interval_in_seconds=bake,  # type: ignore[arg-type]
+                wait_interval_in_seconds=bake,
                 maximum_execution_timeout_in_seconds=timeout,
                 rollback_maximum_batch_size=rollback_batch_size._render() if rollback_batch_size else None,
             ),
@@ -202,13 +205,16 @@ class DeploymentPolicy:
 
     # -- rendering -------------------------------------------------------------------------
 
-    def _render(self) -> sagemaker.CfnEndpoint.DeploymentConfigProperty:
+    def _render(self) -> dict[str, Any]:
+        endpoint = sagemaker.CfnEndpoint
         rollback = None
         if self.rollback_alarms:
-            rollback = sagemaker.CfnEndpoint.AutoRollbackConfigProperty(
-                alarms=[sagemaker.CfnEndpoint.AlarmProperty(alarm_name=a.alarm_name) for a in self.rollback_alarms]
+            rollback = l1_properties(
+                endpoint.AutoRollbackConfigProperty,
+                alarms=[l1_properties(endpoint.AlarmProperty, alarm_name=a.alarm_name) for a in self.rollback_alarms],
             )
-        return sagemaker.CfnEndpoint.DeploymentConfigProperty(
+        return l1_properties(
+            endpoint.DeploymentConfigProperty,
             blue_green_update_policy=self._blue_green,
             rolling_update_policy=self._rolling,
             auto_rollback_configuration=rollback,
@@ -230,14 +236,16 @@ class DeploymentPolicy:
         term = seconds_in_range(termination_wait, f"{name}.termination_wait", 0, 3600)
         timeout = seconds_in_range(max_execution_timeout, f"{name}.max_execution_timeout", 600, 28800)
         DeploymentPolicy._check_timeout(timeout, (wait or 0) + (term or 0), f"{name}.max_execution_timeout")
-        routing = sagemaker.CfnEndpoint.TrafficRoutingConfigProperty(
+        routing = l1_properties(
+            sagemaker.CfnEndpoint.TrafficRoutingConfigProperty,
             type=kind,
             wait_interval_in_seconds=wait,
             canary_size=size._render() if kind == "CANARY" and size else None,
             linear_step_size=size._render() if kind == "LINEAR" and size else None,
         )
         return DeploymentPolicy(
-            _blue_green=sagemaker.CfnEndpoint.BlueGreenUpdatePolicyProperty(
+            _blue_green=l1_properties(
+                sagemaker.CfnEndpoint.BlueGreenUpdatePolicyProperty,
                 traffic_routing_configuration=routing,
                 termination_wait_in_seconds=term,
                 maximum_execution_timeout_in_seconds=timeout,

@@ -25,6 +25,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from ._l1 import l1_properties
 from ._roles import new_execution_role
 from ._tokens import is_unresolved
 from ._validate import check_int_range, check_min_max, check_name, check_tags, seconds_in_range
@@ -352,6 +353,8 @@ class PooledEndpoint(EndpointBase):
         self._provision_timeout_s = timeout_s
         #: The autoscaling minimum, once auto_scale or auto_scale_on_backlog was called.
         self._scaling_min_capacity: int | None = None
+        #: The construct id of the variant's scalable target once made (auto_scale or auto_scale_on_backlog).
+        self._scaling_id: str | None = None
         self.deployment = deployment
         self.hosts_inference_components = model is None
         self.instance_scaling = instance_scaling
@@ -363,7 +366,8 @@ class PooledEndpoint(EndpointBase):
         if model is None:
             self.execution_role = execution_role or _endpoint_execution_role(self)
 
-        variant = sagemaker.CfnEndpointConfig.ProductionVariantProperty(
+        variant = l1_properties(
+            sagemaker.CfnEndpointConfig.ProductionVariantProperty,
             variant_name=variant_name,
             model_name=model.model_name if model is not None else None,
             # Derived when not given: auto_scale may still set the minimum it follows from.
@@ -371,9 +375,10 @@ class PooledEndpoint(EndpointBase):
             if initial_instance_count is not None
             else Lazy.number(_Produce(lambda: self.initial_instance_count)),
             instance_pools=[
-                sagemaker.CfnEndpointConfig.InstancePoolProperty(
+                l1_properties(
+                    sagemaker.CfnEndpointConfig.InstancePoolProperty,
                     instance_type=p.instance_type,
-                    priority=p.priority,  # type: ignore[arg-type]  # set by resolve_pools
+                    priority=p.priority,
                     model_name_override=p.model.model_name if p.model is not None else None,
                 )
                 for p in resolved
@@ -574,7 +579,7 @@ class PooledEndpoint(EndpointBase):
             raise PoolConfigError(f"{field}.scale_from_zero", scale_from_zero, "True or False")
         variant = self.variant_name
         id = "Scaling" if is_unresolved(variant) else f"Scaling{variant}"
-        if self.node.try_find_child(id) is not None:
+        if self._scaling_id is not None:
             raise PoolConfigError(field, f"a second scalable target for variant {variant}", "one call of auto_scale or auto_scale_on_backlog per variant")
         initial = self._initial_instance_count
         check_int_range(min_capacity, f"{field}.min_capacity", 0, None, "instances")
@@ -620,6 +625,7 @@ class PooledEndpoint(EndpointBase):
                 alarm_description="Async requests wait and the endpoint has no instance: add one.",
             )
         self._scaling_min_capacity = min_capacity
+        self._scaling_id = id
         return scaling
 
     def _grant_async_to_models(self, async_inference: AsyncInference, bucket: s3.IBucket) -> None:
@@ -685,7 +691,7 @@ class PooledEndpoint(EndpointBase):
             )
         variant = self.variant_name
         id = "Scaling" if is_unresolved(variant) else f"Scaling{variant}"
-        if self.node.try_find_child(id) is not None:
+        if self._scaling_id is not None:
             raise PoolConfigError("PooledEndpoint.auto_scale", f"a second call for variant {variant}", "one call per variant: add policies to the VariantScaling it returned")
         scaling = VariantScaling(
             self,
@@ -696,6 +702,7 @@ class PooledEndpoint(EndpointBase):
         )
         self.auto_scaling = scaling
         self._scaling_min_capacity = scaling.min_capacity
+        self._scaling_id = id
         return scaling
 
 

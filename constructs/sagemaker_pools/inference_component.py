@@ -349,7 +349,7 @@ class InferenceComponent(Resource):
         )
         # CreateInferenceComponent needs the endpoint InService: a fixed endpoint name orders nothing.
         for resource in endpoint._name_dependencies():
-            self._resource.add_dependency(resource)
+            self._resource.add_resource_dependency(resource)
         for key, value in (tags or {}).items():
             Tags.of(self).add(key, value)
         for index, instance_type in unchecked:

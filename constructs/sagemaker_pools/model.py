@@ -9,6 +9,7 @@ mid-tier fallback, INT4 quantization on the smallest. Each build is one ``PoolMo
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -21,7 +22,8 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from ._roles import acknowledge_wildcard, add_statements, new_execution_role, remember_stack
+from ._l1 import l1_properties
+from ._roles import acknowledge_wildcard, add_statements, new_execution_role, remember_stack, stack_of, stack_partition, statement
 from ._tokens import is_unresolved
 from ._validate import check_environment, check_name
 from .errors import PoolConfigError
@@ -29,6 +31,7 @@ from .errors import PoolConfigError
 if TYPE_CHECKING:
     # aws_ec2 is the largest aws_cdk module (about 0.17 s to import): loaded only for a model in a VPC.
     from aws_cdk import aws_ec2 as ec2
+    from aws_cdk import aws_kms as kms
 
 __all__ = ["ContainerImage", "ModelData", "PoolModel"]
 
@@ -56,9 +59,28 @@ def partition_of_region(region: str) -> str:
 
 @lru_cache(maxsize=1)
 def _partitions() -> tuple[dict[str, Any], ...]:
-    from botocore.loaders import create_loader
+    """botocore's partition table (``botocore/data/partitions.json``).
 
-    return tuple(create_loader().load_data("partitions")["partitions"])
+    Read as a file: importing ``botocore.loaders`` to load it costs about 150 ms, most of a small
+    app's Python time, for one JSON document. botocore may ship it gzipped; its own loader is
+    the fallback for any other layout.
+    """
+    import gzip
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("botocore")
+    data = Path(spec.origin).parent / "data" if spec is not None and spec.origin else None
+    if data is not None and (data / "partitions.json").is_file():
+        document = json.loads((data / "partitions.json").read_text(encoding="utf-8"))
+    elif data is not None and (data / "partitions.json.gz").is_file():
+        document = json.loads(gzip.decompress((data / "partitions.json.gz").read_bytes()))
+    else:  # pragma: no cover - botocore laid out otherwise
+        from botocore.loaders import create_loader
+
+        document = create_loader().load_data("partitions")
+    return tuple(document["partitions"])
 
 
 @dataclass(frozen=True)
@@ -103,25 +125,33 @@ class ModelData:
     :meth:`from_s3_prefix` for uncompressed artifacts under a prefix (``ModelDataSource``;
     faster for large LLM weights: no extraction step).
 
-    The execution role gets ``kms:Decrypt`` on the bucket's ``encryption_key``. An imported bucket
-    knows its key only if you give it: ``s3.Bucket.from_bucket_attributes(scope, id,
-    bucket_name=..., encryption_key=kms.Key.from_key_arn(...))`` (``from_bucket_name`` has none).
+    ``bucket`` is an ``s3.IBucket`` or the name of an existing bucket. A name renders the same
+    template as ``s3.Bucket.from_bucket_name(scope, id, name)`` and costs no import construct (nor
+    loading aws-s3 in Node: about 0.1 s of a synth).
+
+    The execution role gets ``kms:Decrypt`` on the bucket's ``encryption_key``. A bucket named, or
+    imported, knows its key only if you give it: ``s3.Bucket.from_bucket_attributes(scope, id,
+    bucket_name=..., encryption_key=kms.Key.from_key_arn(...))`` (a name or ``from_bucket_name``
+    has none).
     """
 
-    bucket: s3.IBucket
+    bucket: s3.IBucket | str
     key: str
     is_prefix: bool
 
     @staticmethod
-    def from_s3_object(bucket: s3.IBucket, key: str) -> "ModelData":
-        """A compressed ``.tar.gz`` archive (rendered as ``ModelDataUrl``)."""
+    def from_s3_object(bucket: s3.IBucket | str, key: str) -> "ModelData":
+        """A compressed ``.tar.gz`` archive (rendered as ``ModelDataUrl``) in ``bucket`` (an ``IBucket`` or a name)."""
+        _check_bucket(bucket)
         if not is_unresolved(key) and (not isinstance(key, str) or not key.endswith(".tar.gz")):
             raise PoolConfigError("ModelData.key", key, "an S3 key ending in .tar.gz (for uncompressed files use from_s3_prefix)")
         return ModelData(bucket, key, is_prefix=False)
 
     @staticmethod
-    def from_s3_prefix(bucket: s3.IBucket, prefix: str) -> "ModelData":
-        """Uncompressed artifacts under ``prefix`` (rendered as ``ModelDataSource``, ``S3Prefix``)."""
+    def from_s3_prefix(bucket: s3.IBucket | str, prefix: str) -> "ModelData":
+        """Uncompressed artifacts under ``prefix`` (rendered as ``ModelDataSource``, ``S3Prefix``) in
+        ``bucket`` (an ``IBucket`` or a name)."""
+        _check_bucket(bucket)
         if not is_unresolved(prefix) and (not isinstance(prefix, str) or not prefix.endswith("/")):
             raise PoolConfigError("ModelData.prefix", prefix, "an S3 key prefix ending in '/' (e.g. 'llama-70b/int4/')")
         return ModelData(bucket, prefix, is_prefix=True)
@@ -129,22 +159,25 @@ class ModelData:
     @property
     def s3_uri(self) -> str:
         """``s3://bucket/key``."""
-        return f"s3://{self.bucket.bucket_name}/{self.key}"
+        name = self.bucket if isinstance(self.bucket, str) else _bucket_facts(self.bucket, None).name
+        return f"s3://{name}/{self.key}"
 
     def grant_read(self, grantee: iam.IGrantable) -> None:
         """Read exactly this object, or the objects under this prefix, and nothing else."""
-        grants, wildcards = self._read_access()
+        grants, wildcards = self._read_access(grantee)
         for grant in grants:
             iam.Grant.add_to_principal(grantee=grantee, **grant)
         for resource, reason in wildcards:
             acknowledge_wildcard(grantee, resource, reason)
-        if self.bucket.encryption_key is not None:
-            self.bucket.encryption_key.grant_decrypt(grantee)
+        key = _bucket_facts(self.bucket, grantee).encryption_key
+        if key is not None:
+            key.grant_decrypt(grantee)
 
-    def _read_access(self) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+    def _read_access(self, scope: object) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
         """What :meth:`grant_read` grants (``Grant.add_to_principal`` keyword arguments, in order) and
         the wildcard resources it acknowledges (``(ARN, reason)``), without the KMS key."""
-        resource = self.bucket.arn_for_objects(self.key + ("*" if self.is_prefix else ""))
+        bucket = _bucket_facts(self.bucket, scope)
+        resource = bucket.arn_for_objects(self.key + ("*" if self.is_prefix else ""))
         grants: list[dict[str, Any]] = [{"actions": ["s3:GetObject"], "resource_arns": [resource]}]
         wildcards: list[tuple[str, str]] = []
         if self.is_prefix:
@@ -154,7 +187,7 @@ class ModelData:
             grants.append(
                 {
                     "actions": ["s3:ListBucket"],
-                    "resource_arns": [self.bucket.bucket_arn],
+                    "resource_arns": [bucket.arn],
                     "conditions": {"StringLike": {"s3:prefix": [self.key + "*"]}},
                 }
             )
@@ -164,10 +197,11 @@ class ModelData:
         if not self.is_prefix:
             return {"model_data_url": self.s3_uri}
         return {
-            "model_data_source": sagemaker.CfnModel.ModelDataSourceProperty(
-                s3_data_source=sagemaker.CfnModel.S3DataSourceProperty(
-                    s3_uri=self.s3_uri, s3_data_type="S3Prefix", compression_type="None"
-                )
+            "model_data_source": l1_properties(
+                sagemaker.CfnModel.ModelDataSourceProperty,
+                s3_data_source=l1_properties(
+                    sagemaker.CfnModel.S3DataSourceProperty, s3_uri=self.s3_uri, s3_data_type="S3Prefix", compression_type="None"
+                ),
             )
         }
 
@@ -231,7 +265,7 @@ class PoolModel(Construct):
         grants = _image_pull_grants(image.repository_arn)
         wildcards: list[tuple[str, str]] = []
         if role is None and model_data is not None:
-            read_grants, wildcards = model_data._read_access()
+            read_grants, wildcards = model_data._read_access(self)
             grants += read_grants
         self._init(
             container=container,
@@ -245,7 +279,7 @@ class PoolModel(Construct):
             grants=grants,
             wildcards=wildcards,
         )
-        key = model_data.bucket.encryption_key if self._created_role is not None and model_data is not None else None
+        key = _bucket_facts(model_data.bucket, self).encryption_key if self._created_role is not None and model_data is not None else None
         if key is not None and self._created_role is not None:
             key.grant_decrypt(self._created_role)
         self._after_grants()
@@ -294,8 +328,8 @@ class PoolModel(Construct):
         grants: list[dict[str, Any]] = []
         wildcards: list[tuple[str, str]] = []
         if role is None and artifacts_bucket is not None:
-            grants, wildcards = _package_artifact_grants(artifacts_bucket)
-        artifacts_key = artifacts_bucket.encryption_key if role is None and artifacts_bucket is not None else None
+            grants, wildcards = _package_artifact_grants(artifacts_bucket, model)
+        artifacts_key = _bucket_facts(artifacts_bucket, model).encryption_key if role is None and artifacts_bucket is not None else None
         image_grants = _image_pull_grants(image_repository.repository_arn) if role is None and image_repository else []
         if artifacts_key is None:
             grants, image_grants = grants + image_grants, []
@@ -317,10 +351,8 @@ class PoolModel(Construct):
         if model._created_role is not None and artifacts_key is not None:
             # The KMS statement comes before the image-pull ones, as the grants were written.
             artifacts_key.grant_decrypt(model._created_role)
-            add_statements(
-                model._created_role,
-                [iam.PolicyStatement(actions=g["actions"], resources=g["resource_arns"]) for g in image_grants],
-            )
+            stack = stack_of(model)
+            add_statements(model._created_role, [statement(stack, g["actions"], g["resource_arns"]) for g in image_grants])
         model._after_grants()
         return model
 
@@ -358,30 +390,13 @@ class PoolModel(Construct):
         self._created_role: iam.Role | None = None
         self._default_policy: iam.Policy | None = None
         if role is None:
+            stack = stack_of(self)
             statements: list[iam.PolicyStatement] = []
             if vpc is not None:
                 # The ENI actions do not support resource-level permissions: AWS requires "*".
-                statements.append(
-                    iam.PolicyStatement(
-                        actions=[
-                            "ec2:CreateNetworkInterface",
-                            "ec2:CreateNetworkInterfacePermission",
-                            "ec2:DeleteNetworkInterface",
-                            "ec2:DeleteNetworkInterfacePermission",
-                            "ec2:DescribeNetworkInterfaces",
-                            "ec2:DescribeVpcs",
-                            "ec2:DescribeDhcpOptions",
-                            "ec2:DescribeSubnets",
-                            "ec2:DescribeSecurityGroups",
-                        ],
-                        resources=["*"],
-                    )
-                )
+                statements.append(statement(stack, _VPC_ACTIONS, ["*"]))
             # The statements Grant.add_to_principal would make, added to the role in one batch.
-            statements += [
-                iam.PolicyStatement(actions=g["actions"], resources=g["resource_arns"], conditions=g.get("conditions"))
-                for g in grants
-            ]
+            statements += [statement(stack, g["actions"], g["resource_arns"], g.get("conditions")) for g in grants]
             self._created_role, self._default_policy = new_execution_role(
                 self,
                 wildcard_reason="ecr:GetAuthorizationToken, cloudwatch:PutMetricData (narrowed by namespace) and the "
@@ -409,7 +424,7 @@ class PoolModel(Construct):
             self,
             "Resource",
             execution_role_arn=self.role.role_arn,
-            primary_container=sagemaker.CfnModel.ContainerDefinitionProperty(**container),  # type: ignore[arg-type]
+            primary_container=l1_properties(sagemaker.CfnModel.ContainerDefinitionProperty, **container),
             enable_network_isolation=network_isolation or None,
             vpc_config=vpc_config,
             model_name=model_name,
@@ -447,6 +462,20 @@ class PoolModel(Construct):
 
 
 
+#: The network-interface actions a model in a VPC needs (they have no resource-level permissions).
+_VPC_ACTIONS = (
+    "ec2:CreateNetworkInterface",
+    "ec2:CreateNetworkInterfacePermission",
+    "ec2:DeleteNetworkInterface",
+    "ec2:DeleteNetworkInterfacePermission",
+    "ec2:DescribeNetworkInterfaces",
+    "ec2:DescribeVpcs",
+    "ec2:DescribeDhcpOptions",
+    "ec2:DescribeSubnets",
+    "ec2:DescribeSecurityGroups",
+)
+
+
 def _image_pull_grants(repository_arn: str) -> list[dict[str, Any]]:
     """Pull images from one ECR repository (``Grant.add_to_principal`` keyword arguments)."""
     return [
@@ -459,15 +488,68 @@ def _image_pull_grants(repository_arn: str) -> list[dict[str, Any]]:
     ]
 
 
-def _package_artifact_grants(bucket: s3.IBucket) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+def _package_artifact_grants(bucket: s3.IBucket, scope: Construct) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
     """Read the objects of a model package's artifacts bucket (their keys are unknown until deploy)."""
-    objects = bucket.arn_for_objects("*")
+    facts = _bucket_facts(bucket, scope)
+    objects = facts.arn_for_objects("*")
     grants: list[dict[str, Any]] = [
         {"actions": ["s3:GetObject"], "resource_arns": [objects]},
-        {"actions": ["s3:ListBucket"], "resource_arns": [bucket.bucket_arn]},
+        {"actions": ["s3:ListBucket"], "resource_arns": [facts.arn]},
     ]
     reason = (
         "A model package names its artifacts only at deploy time: the role reads objects of the given "
         "artifacts bucket (GetObject, ListBucket) and nothing else."
     )
     return grants, [(objects, reason)]
+
+
+@dataclass(frozen=True)
+class _BucketFacts:
+    """What a model reads of its artifacts bucket: each read of a bucket attribute is a round trip
+    to Node, and every build of a fleet reads the same bucket (see :func:`_bucket_facts`)."""
+
+    name: str
+    arn: str
+    encryption_key: kms.IKey | None
+
+    def arn_for_objects(self, key_pattern: str) -> str:
+        """``IBucket.arn_for_objects``, which aws-cdk-lib writes as ``f"{bucket_arn}/{key_pattern}"``."""
+        return f"{self.arn}/{key_pattern}"
+
+
+_BUCKET_FACTS: "weakref.WeakKeyDictionary[s3.IBucket, _BucketFacts]" = weakref.WeakKeyDictionary()
+
+
+def _bucket_facts(bucket: s3.IBucket | str, scope: object) -> _BucketFacts:
+    """``bucket``'s name, ARN and key, read from Node once per bucket (they never change).
+
+    A bucket name gets the ARN ``Bucket.from_bucket_name`` gives it in ``scope``'s stack
+    (``Stack.format_arn`` with no region or account: the stack's partition, a literal where its
+    region is known) and no key. Outside any construct, the partition is ``AWS::Partition``.
+    """
+    if isinstance(bucket, str):
+        partition = stack_partition(stack_of(scope)) if isinstance(scope, Construct) else _aws_partition()
+        return _BucketFacts(bucket, f"arn:{partition}:s3:::{bucket}", None)
+    facts = _BUCKET_FACTS.get(bucket)
+    if facts is None:
+        facts = _BUCKET_FACTS[bucket] = _BucketFacts(bucket.bucket_name, bucket.bucket_arn, bucket.encryption_key)
+    return facts
+
+
+@lru_cache(maxsize=1)
+def _aws_partition() -> str:
+    """``Aws.PARTITION`` (a token string, the same for every stack), asked of Node once."""
+    return Aws.PARTITION
+
+
+#: An S3 bucket name (general purpose buckets: 3-63 lowercase letters, digits, dots and hyphens,
+#: beginning and ending with a letter or digit).
+_BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+
+
+def _check_bucket(bucket: object) -> None:
+    if isinstance(bucket, str):
+        if not is_unresolved(bucket) and not _BUCKET_NAME.match(bucket):
+            raise PoolConfigError("ModelData.bucket", bucket, "an S3 bucket name (3-63 lowercase letters, digits, '.' and '-') or an aws_s3.IBucket")
+    elif not hasattr(bucket, "bucket_name"):
+        raise PoolConfigError("ModelData.bucket", bucket, "an aws_s3.IBucket or an S3 bucket name")

@@ -25,6 +25,7 @@ from typing import Any, Union
 from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 
+from ._l1 import l1_properties
 from .errors import PoolConfigError
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "to_cloudwatch",
     "from_cloudwatch",
     "alarm_properties",
+    "l1_dimensions",
     "dashboard_lines",
     "unit_name",
     "dashboard_line",
@@ -252,34 +254,41 @@ def alarm_properties(query: Query, field: str = "metric") -> dict[str, Any]:
     A single stat becomes ``namespace``/``metric_name``/``dimensions``/``statistic`` (or
     ``extended_statistic`` for percentiles)/``period``/``unit``; an expression becomes ``metrics``:
     the top expression (id ``expr_1``, ``ReturnData: true``) and then every input, as CDK's
-    ``Alarm`` writes them.
+    ``Alarm`` writes them. Nested property types are plain dicts (see ``_l1.l1_properties``).
     """
+    alarm = cloudwatch.CfnAlarm
     if isinstance(query, Stat):
         simple = query.statistic in _SIMPLE_STATISTICS
         return {
             "namespace": query.namespace,
             "metric_name": query.metric_name,
-            "dimensions": [cloudwatch.CfnAlarm.DimensionProperty(name=n, value=v) for n, v in query.rendered_dimensions()],
+            "dimensions": l1_dimensions(alarm.DimensionProperty, query),
             "statistic": query.statistic if simple else None,
             "extended_statistic": None if simple else query.statistic,
             "period": query.period,
             "unit": unit_name(query.unit) if query.unit is not None else None,
         }
     flat = flatten(query, field)
-    data = cloudwatch.CfnAlarm.MetricDataQueryProperty
-    metrics = [data(id="expr_1", expression=flat.expression, label=flat.label, return_data=True)]
-    metrics += [data(id=ident, expression=text, label=flat.labels.get(ident), return_data=False) for ident, text in flat.expressions.items()]
+    data = alarm.MetricDataQueryProperty
+    metrics = [l1_properties(data, id="expr_1", expression=flat.expression, label=flat.label, return_data=True)]
+    metrics += [
+        l1_properties(data, id=ident, expression=text, label=flat.labels.get(ident), return_data=False)
+        for ident, text in flat.expressions.items()
+    ]
     for ident, stat in flat.stats.items():
         metrics.append(
-            data(
+            l1_properties(
+                data,
                 id=ident,
                 label=flat.labels.get(ident),
                 return_data=False,
-                metric_stat=cloudwatch.CfnAlarm.MetricStatProperty(
-                    metric=cloudwatch.CfnAlarm.MetricProperty(
+                metric_stat=l1_properties(
+                    alarm.MetricStatProperty,
+                    metric=l1_properties(
+                        alarm.MetricProperty,
                         namespace=stat.namespace,
                         metric_name=stat.metric_name,
-                        dimensions=[cloudwatch.CfnAlarm.DimensionProperty(name=n, value=v) for n, v in stat.rendered_dimensions()],
+                        dimensions=l1_dimensions(alarm.DimensionProperty, stat),
                     ),
                     period=stat.period,
                     stat=stat.statistic,
@@ -288,6 +297,12 @@ def alarm_properties(query: Query, field: str = "metric") -> dict[str, Any]:
             )
         )
     return {"metrics": metrics}
+
+
+def l1_dimensions(dimension_type: type, stat: Stat) -> list[dict[str, Any]]:
+    """``stat``'s dimensions as an L1's dimension property type (``name``/``value``), sorted by name."""
+    return [l1_properties(dimension_type, name=name, value=value) for name, value in stat.rendered_dimensions()]
+
 
 
 def dashboard_line(stat: Stat, period: int, **options: Any) -> list[Any]:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from aws_cdk import aws_sagemaker as sagemaker
 
+from ._l1 import l1_properties
 from ._validate import check_int_range
 from .errors import PoolConfigError
 
@@ -61,12 +63,14 @@ class Routing:
             "but not in CloudFormation's AWS::SageMaker::EndpointConfig schema, so CloudFormation rejects it",
         )
 
-    def _render(self) -> sagemaker.CfnEndpointConfig.RoutingConfigProperty:
+    def _render(self) -> dict[str, Any]:
         prefix = None
         if self.strategy == "PREFIX_AWARE":
-            prefix = sagemaker.CfnEndpointConfig.PrefixAwareRoutingConfigProperty(
-                prefix_length=self.prefix_length, concurrency_threshold=self.concurrency_threshold
+            prefix = l1_properties(
+                sagemaker.CfnEndpointConfig.PrefixAwareRoutingConfigProperty,
+                prefix_length=self.prefix_length,
+                concurrency_threshold=self.concurrency_threshold,
             )
-        return sagemaker.CfnEndpointConfig.RoutingConfigProperty(
-            routing_strategy=self.strategy, prefix_aware_routing_config=prefix
+        return l1_properties(
+            sagemaker.CfnEndpointConfig.RoutingConfigProperty, routing_strategy=self.strategy, prefix_aware_routing_config=prefix
         )

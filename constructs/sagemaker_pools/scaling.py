@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import jsii
 from aws_cdk import CfnResource, Duration, Names
@@ -30,11 +31,12 @@ from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
+from ._l1 import l1_properties
 from ._tokens import is_unresolved
 from ._validate import check_int_range, check_min_max, seconds_in_range
 from .errors import PoolConfigError
 from .metrics import DEFAULT_UTILIZATION_STRATEGY, MetricSource, UtilizationStrategy, weighted_utilization_query
-from .queries import Math, Query, Stat, flatten, from_cloudwatch, unit_name
+from .queries import Math, Query, Stat, flatten, from_cloudwatch, l1_dimensions, unit_name
 from .sources import ScalableVariant
 
 __all__ = [
@@ -81,9 +83,7 @@ def inference_component_resource_id(inference_component_name: str) -> str:
     return f"inference-component/{inference_component_name}"
 
 
-def metric_data_queries(
-    metric: cloudwatch.IMetric | Query, field: str = "metric"
-) -> list[appscaling.CfnScalingPolicy.TargetTrackingMetricDataQueryProperty]:
+def metric_data_queries(metric: cloudwatch.IMetric | Query, field: str = "metric") -> list[dict[str, Any]]:
     """``metric`` as the ``CustomizedMetricSpecification.Metrics`` of a target-tracking policy.
 
     ``metric`` is a CloudWatch ``Metric``/``MathExpression`` or a plain query
@@ -93,12 +93,16 @@ def metric_data_queries(
     expressions with ``ReturnData: false`` and the top expression, id ``result``, with
     ``ReturnData: true``: exactly one, as Application Auto Scaling requires.
 
+    Each query is a ``TargetTrackingMetricDataQuery`` as a plain dict, keyed as CloudFormation's
+    property type names its fields in camelCase (``returnData``, ``metricStat`` ...).
+
     Raises:
         PoolConfigError: what CloudWatch would refuse for an alarm: more than 10 metrics or
             expressions, ``SEARCH``, an expression over 2,048 characters, invalid or conflicting
             ids, a cross-account or cross-region metric.
     """
-    query = appscaling.CfnScalingPolicy.TargetTrackingMetricDataQueryProperty
+    policy = appscaling.CfnScalingPolicy
+    query = policy.TargetTrackingMetricDataQueryProperty
     flat = flatten(metric if isinstance(metric, (Stat, Math)) else from_cloudwatch(metric, field), field)
     if flat.metric_count > MAX_METRICS:
         raise PoolConfigError(
@@ -120,34 +124,34 @@ def metric_data_queries(
         if len(text) > MAX_EXPRESSION_LENGTH:
             raise PoolConfigError(f"{field}.expression", f"{len(text)} characters", f"at most {MAX_EXPRESSION_LENGTH} characters")
 
-    queries = []
+    queries: list[dict[str, Any]] = []
     single = flat.expression is None
     for ident, stat in flat.stats.items():
         if stat.account is not None or stat.region is not None:
             raise PoolConfigError(f"{field}.{ident}", f"account={stat.account}, region={stat.region}", "a metric of the policy's own account and region")
         queries.append(
-            query(
+            l1_properties(
+                query,
                 id=ident,
                 label=flat.labels.get(ident),
                 return_data=single,
-                metric_stat=appscaling.CfnScalingPolicy.TargetTrackingMetricStatProperty(
+                metric_stat=l1_properties(
+                    policy.TargetTrackingMetricStatProperty,
                     stat=stat.statistic,
                     unit=unit_name(stat.unit) if stat.unit is not None else None,
-                    metric=appscaling.CfnScalingPolicy.TargetTrackingMetricProperty(
+                    metric=l1_properties(
+                        policy.TargetTrackingMetricProperty,
                         namespace=stat.namespace,
                         metric_name=stat.metric_name,
-                        dimensions=[
-                            appscaling.CfnScalingPolicy.TargetTrackingMetricDimensionProperty(name=name, value=value)
-                            for name, value in stat.rendered_dimensions()
-                        ],
+                        dimensions=l1_dimensions(policy.TargetTrackingMetricDimensionProperty, stat),
                     ),
                 ),
             )
         )
     for ident, text in expressions.items():
-        queries.append(query(id=ident, expression=text, label=flat.labels.get(ident), return_data=ident == top_id))
+        queries.append(l1_properties(query, id=ident, expression=text, label=flat.labels.get(ident), return_data=ident == top_id))
     if not single:
-        queries[-1] = query(id=top_id, expression=flat.expression, label=flat.label, return_data=True)
+        queries[-1] = l1_properties(query, id=top_id, expression=flat.expression, label=flat.label, return_data=True)
     return queries
 
 
@@ -243,7 +247,7 @@ class ScalableCapacity(Construct):
             max_capacity=max_capacity,
         )
         for resource in depends_on:
-            self.target.node.add_dependency(resource)
+            self.target.add_resource_dependency(resource)
 
     def _policy(self, id: str, policy_type: str, **config: object) -> appscaling.CfnScalingPolicy:
         policy = appscaling.CfnScalingPolicy(
@@ -258,7 +262,7 @@ class ScalableCapacity(Construct):
         )
         # Unique per scalable target and stable: derived from the construct path.
         policy.policy_name = Names.unique_id(policy)
-        policy.node.add_dependency(self.target)
+        policy.add_resource_dependency(self.target)
         return policy
 
     def _target_tracking(
