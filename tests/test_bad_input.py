@@ -122,6 +122,8 @@ CASES: list[tuple[str, Callable[[cdk.Stack], object] | Staged, str, str]] = [
     ("image not ECR", lambda s: ContainerImage.from_image_uri("docker.io/library/vllm:latest"), "ContainerImage.image_uri", "ECR image URI"),
     ("model data not tar.gz", lambda s: ModelData.from_s3_object(s3.Bucket(s, "B"), "model.zip"), "ModelData.key", ".tar.gz"),
     ("model prefix without slash", lambda s: ModelData.from_s3_prefix(s3.Bucket(s, "B"), "weights"), "ModelData.prefix", "ending in '/'"),
+    ("bucket name with capitals", lambda s: ModelData.from_s3_prefix("My_Bucket", "llm/"), "ModelData.bucket", "3-63 lowercase letters"),
+    ("bucket neither a name nor an IBucket", lambda s: ModelData.from_s3_object(42, "model.tar.gz"), "ModelData.bucket", "an aws_s3.IBucket or an S3 bucket name"),  # type: ignore[arg-type]
     ("model name with underscore", lambda s: PoolModel.from_model_name(s, "M", "my_model"), "PoolModel.from_model_name.model_name", "letters, digits and hyphens"),
     ("recommendation ARN", lambda s: PoolModel.from_recommendation(s, "M", model_package_arn="my-package", inference_specification_name="g6"), "model_package_arn", "model package ARN"),
     ("recommendation spec name", lambda s: PoolModel.from_recommendation(s, "M", model_package_arn="arn:aws:sagemaker:us-east-1:123456789012:model-package/llm/3", inference_specification_name="g6_int4"), "inference_specification_name", "letters, digits and hyphens"),
