@@ -5,6 +5,7 @@
     python benchmarks/synth_profile.py l1 --fleet 10       # its L1 twin
     python benchmarks/synth_profile.py lib                 # the example app
     python benchmarks/synth_profile.py lib --fleet 10 --cprofile 25   # plus cProfile's top 25 (cumulative)
+    python benchmarks/synth_profile.py lib --fleet 30 --anatomy       # plus the tree's constructs and metadata
 
 Phases: ``import`` (aws_cdk, which starts Node, and every module the app imports), ``construct``
 (building the tree) and ``synth`` (``app.synth()``: validation, token resolution, writing the
@@ -38,6 +39,9 @@ def main() -> None:
     parser.add_argument("--fleet", type=int, default=None)
     parser.add_argument("--cprofile", type=int, default=0, help="print cProfile's top N by cumulative time")
     parser.add_argument("--top", type=int, default=15, help="jsii targets to list")
+    parser.add_argument(
+        "--anatomy", action="store_true", help="count the tree's constructs by class and the first stack's metadata by type"
+    )
     args = parser.parse_args()
 
     t0 = time.perf_counter()
@@ -105,6 +109,7 @@ def main() -> None:
     t_synth = time.perf_counter() - t2
     if profiler:
         profiler.disable()
+    anatomy = assembly_anatomy(Path(outdir)) if args.anatomy else None
     shutil.rmtree(outdir, ignore_errors=True)
     calls_synth = sum(counts.values()) - calls_construct
 
@@ -117,9 +122,39 @@ def main() -> None:
     print(f"time inside jsii while constructing and synthesizing: {sum(seconds.values()):.2f} s; by target:")
     for target, spent in seconds.most_common(args.top):
         print(f"  {spent * 1000:8.1f} ms  {targets[target]:6d}  {target}")
+    if anatomy:
+        print(anatomy)
     if profiler:
         stats = pstats.Stats(profiler)
         stats.sort_stats("cumulative").print_stats(args.cprofile)
+
+
+def assembly_anatomy(outdir: Path) -> str:
+    """The synthesized tree's constructs by class, and the first stack's metadata by entry type
+    (entries, bytes): what Node builds and writes beyond the templates."""
+    import json
+
+    constructs: collections.Counter[str] = collections.Counter()
+
+    def walk(node: dict) -> None:  # type: ignore[type-arg]
+        constructs[node.get("constructInfo", {}).get("fqn", "?")] += 1
+        for child in (node.get("children") or {}).values():
+            walk(child)
+
+    walk(json.loads((outdir / "tree.json").read_text())["tree"])
+    lines = [f"constructs in the tree: {sum(constructs.values())}"]
+    lines += [f"  {n:6d}  {fqn}" for fqn, n in constructs.most_common()]
+    first = sorted(outdir.glob("*.metadata.json"))[:1]
+    if first:
+        entries: collections.Counter[str] = collections.Counter()
+        size: collections.Counter[str] = collections.Counter()
+        for path_entries in json.loads(first[0].read_text()).values():
+            for entry in path_entries:
+                entries[entry["type"]] += 1
+                size[entry["type"]] += len(json.dumps(entry))
+        lines.append(f"metadata of {first[0].name}: {sum(size.values()):,} bytes")
+        lines += [f"  {entries[t]:6d} entries {b:9,d} bytes  {t}" for t, b in size.most_common()]
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
