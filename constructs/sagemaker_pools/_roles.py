@@ -8,11 +8,13 @@ import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from aws_cdk import Acknowledgment, Stack, Validations
+import jsii
+from aws_cdk import Acknowledgment, IResolveContext, IStringProducer, Lazy, Resource, Stack, Validations
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 __all__ = [
+    "ExecutionRole",
     "new_execution_role",
     "add_statements",
     "statement",
@@ -37,23 +39,32 @@ def new_execution_role(
     id: str = "ExecutionRole",
     statements: Sequence[iam.PolicyStatement] = (),
     wildcards: Sequence[tuple[str, str]] = (),
-) -> tuple[iam.Role, iam.Policy | None]:
+) -> tuple[iam.IRole, Construct | None]:
     """A role SageMaker assumes that may write its endpoint's logs and metrics, plus ``statements``.
 
     ``wildcard_reason`` says why every ``"*"`` resource the caller adds (or this function's
     ``cloudwatch:PutMetricData``) is one AWS requires; it becomes the cdk-nag acknowledgment, so
     cdk-nag users need not repeat it. ``wildcards`` are further ``(resource ARN, reason)`` pairs
     acknowledged as :func:`acknowledge_wildcard` does. Returns the role and its default policy
-    (``None`` only where CDK's role customization replaces the role).
+    (the construct to wait for; ``None`` only where CDK's role customization replaces the role).
 
-    The statements go to the role's default policy in the order given (after the logs and metrics
-    statements), as ``add_to_policy`` one by one would add them, in a few round trips to Node.
+    The role is an :class:`ExecutionRole` (L1s behind an ``IRole``); under CDK's role
+    customization (``@aws-cdk/iam:customizeRoles``, which only ``iam.Role`` honours) it is an
+    ``iam.Role``. Either way the statements go to the role's default policy in the order given
+    (after the logs and metrics statements).
     """
     stack = stack_of(scope)
     base = _stack_basics(stack)
-    role = iam.Role(scope, id, assumed_by=base.principal)
+    all_statements = [*base.statements, *statements]
+    role: iam.IRole
+    policy: Construct | None
+    if base.customized_roles:
+        role = iam.Role(scope, id, assumed_by=base.principal)
+        policy = add_statements(role, all_statements)
+    else:
+        lean = ExecutionRole(scope, id, statements=all_statements)
+        role, policy = lean, lean.default_policy
     _STACKS[role] = stack
-    policy = add_statements(role, [*base.statements, *statements])
     # One acknowledge call for all (each call is a round trip to Node).
     Validations.of(role).acknowledge(
         Acknowledgment(id="AwsSolutions::AwsSolutions-IAM5[Resource::*]", reason=wildcard_reason),
@@ -63,15 +74,19 @@ def new_execution_role(
     return role, policy
 
 
-def add_statements(role: iam.Role, statements: Sequence[iam.PolicyStatement]) -> iam.Policy | None:
+def add_statements(role: iam.IRole, statements: Sequence[iam.PolicyStatement]) -> Construct | None:
     """Add ``statements`` to ``role``'s default policy, in order; return that policy.
 
-    The same as ``role.add_to_principal_policy`` for each, but the second and later statements go
-    to the policy in one call (``Role.add_to_principal_policy`` creates the default policy and
-    appends to its document, which is all ``Policy.add_statements`` does).
+    For an :class:`ExecutionRole`, one call. For an ``iam.Role``, the same as
+    ``role.add_to_principal_policy`` for each, but the second and later statements go to the
+    policy in one call (``Role.add_to_principal_policy`` creates the default policy and appends to
+    its document, which is all ``Policy.add_statements`` does).
     """
     if not statements:
         return None
+    if isinstance(role, ExecutionRole):
+        role.add_statements(statements)
+        return role.default_policy
     role.add_to_principal_policy(statements[0])
     policy = role.node.try_find_child("DefaultPolicy")
     if not isinstance(policy, iam.Policy):
@@ -82,6 +97,140 @@ def add_statements(role: iam.Role, statements: Sequence[iam.PolicyStatement]) ->
     if len(statements) > 1:
         policy.add_statements(*statements[1:])
     return policy
+
+
+#: The trust policy of every execution role, as ``iam.Role(assumed_by=ServicePrincipal(...))`` renders it.
+_SAGEMAKER_TRUST = {
+    "Statement": [{"Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {"Service": "sagemaker.amazonaws.com"}}],
+    "Version": "2012-10-17",
+}
+
+
+@jsii.implements(iam.IRole)
+class ExecutionRole(Resource):
+    """A SageMaker execution role written as L1s: what ``iam.Role(assumed_by=sagemaker)`` with a
+    default policy synthesizes, at the same construct paths (``Resource``, the ``AWS::IAM::Role``;
+    ``DefaultPolicy/Resource``, its ``AWS::IAM::Policy``), so the same logical ids and policy name.
+
+    An ``IRole`` like any other: grants (``bucket.grant_read(role)``, ``key.grant_decrypt(role)``)
+    and ``add_to_principal_policy`` go to the default policy, ``attach_inline_policy`` and
+    ``add_managed_policy`` to the role. It skips what the L2 does at construction that a role made
+    for SageMaker does not need (the L2 ``Policy`` child, its construct metadata, the trust
+    document as an object): two constructs fewer in Node's tree per model.
+
+    Args:
+        scope: parent construct.
+        id: construct id.
+        statements: the default policy's first statements, in order.
+
+    Attributes:
+        default_policy: the construct that holds the ``AWS::IAM::Policy`` (depend on it to wait
+            for the permissions).
+    """
+
+    def __init__(self, scope: Construct, id: str, *, statements: Sequence[iam.PolicyStatement] = ()) -> None:
+        super().__init__(scope, id)
+        self._resource = iam.CfnRole(self, "Resource", assume_role_policy_document=_SAGEMAKER_TRUST)
+        self._arn = self._resource.attr_arn
+        self._name = self._resource.ref
+        self._document = iam.PolicyDocument(statements=list(statements))
+        self.default_policy = Construct(self, "DefaultPolicy")
+        # As iam.Policy names itself: the last 128 characters of its resource's logical id.
+        name = _PolicyName()
+        policy = iam.CfnPolicy(
+            self.default_policy, "Resource", policy_document=self._document, roles=[self._name], policy_name=Lazy.uncached_string(name)
+        )
+        name.logical_id = policy.logical_id
+        self._managed_policies: list[iam.IManagedPolicy] = []
+        self._inline_policies: list[iam.Policy] = []
+
+    def add_statements(self, statements: Sequence[iam.PolicyStatement]) -> None:
+        """Append ``statements`` to the default policy, in order (one call for all)."""
+        self._document.add_statements(*statements)
+
+    # -- IRole -----------------------------------------------------------------------------
+
+    @property
+    def role_arn(self) -> str:
+        """The role's ARN (``Fn::GetAtt Arn``)."""
+        return self._arn
+
+    @property
+    def role_name(self) -> str:
+        """The role's name (a ``Ref``)."""
+        return self._name
+
+    @property
+    def role_ref(self) -> Any:
+        """A reference to the role (its ``CfnRole``'s)."""
+        return self._resource.role_ref
+
+    @property
+    def assume_role_action(self) -> str:
+        """``sts:AssumeRole``."""
+        return "sts:AssumeRole"
+
+    @property
+    def grant_principal(self) -> iam.IPrincipal:
+        """The role itself."""
+        return self
+
+    @property
+    def principal_account(self) -> str | None:
+        """The account of the role's stack."""
+        return self.env.account
+
+    @property
+    def policy_fragment(self) -> iam.PrincipalPolicyFragment:
+        """The role as a principal in a resource policy (``{"AWS": <role ARN>}``)."""
+        return iam.ArnPrincipal(self._arn).policy_fragment
+
+    def add_to_principal_policy(self, statement: iam.PolicyStatement) -> iam.AddToPrincipalPolicyResult:
+        """Add ``statement`` to the default policy."""
+        self._document.add_statements(statement)
+        return iam.AddToPrincipalPolicyResult(statement_added=True, policy_dependable=self.default_policy)
+
+    def add_to_policy(self, statement: iam.PolicyStatement) -> bool:
+        """Add ``statement`` to the default policy (as ``iam.Role.add_to_policy``)."""
+        self._document.add_statements(statement)
+        return True
+
+    def add_managed_policy(self, policy: iam.IManagedPolicy) -> None:
+        """Attach a managed policy to the role (``ManagedPolicyArns``)."""
+        if any(p is policy for p in self._managed_policies):
+            return
+        self._managed_policies.append(policy)
+        self._resource.managed_policy_arns = [p.managed_policy_arn for p in self._managed_policies]
+
+    def attach_inline_policy(self, policy: iam.Policy) -> None:
+        """Attach ``policy`` to the role (as ``iam.Role.attach_inline_policy``)."""
+        if any(p is policy for p in self._inline_policies):
+            return
+        self._inline_policies.append(policy)
+        policy.attach_to_role(self)
+
+    def grant(self, grantee: iam.IPrincipal, *actions: str) -> iam.Grant:
+        """Grant ``actions`` on this role to ``grantee``."""
+        return iam.Grant.add_to_principal(grantee=grantee, actions=list(actions), resource_arns=[self._arn], scope=self)
+
+    def grant_pass_role(self, grantee: iam.IPrincipal) -> iam.Grant:
+        """Let ``grantee`` pass this role (``iam:PassRole``)."""
+        return self.grant(grantee, "iam:PassRole")
+
+    def grant_assume_role(self, identity: iam.IPrincipal) -> iam.Grant:
+        """Let ``identity`` assume this role (``sts:AssumeRole``)."""
+        return self.grant(identity, "sts:AssumeRole")
+
+
+@jsii.implements(IStringProducer)
+class _PolicyName:
+    """Produces a policy's name from its resource's logical id, as ``iam.Policy`` does."""
+
+    #: The policy resource's logical id (a token), set once the resource exists.
+    logical_id: str = ""
+
+    def produce(self, context: IResolveContext) -> str:
+        return str(context.resolve(self.logical_id))[-128:]
 
 
 def stack_of(construct: Construct) -> Stack:
@@ -151,6 +300,8 @@ class _StackBasics:
             ),
         )
         self.principal = iam.ServicePrincipal("sagemaker.amazonaws.com")
+        # CDK's role customization replaces what iam.Role synthesizes; only iam.Role honours it.
+        self.customized_roles = stack.node.try_get_context("@aws-cdk/iam:customizeRoles") is not None
 
 
 

@@ -776,7 +776,7 @@ def _check_initial_count(initial: int, scaling: InstanceScaling) -> None:
         )
 
 
-def _endpoint_execution_role(endpoint: Construct) -> iam.Role:
+def _endpoint_execution_role(endpoint: Construct) -> iam.IRole:
     """The execution role of an endpoint without a model: its own logs and metrics, nothing else."""
     role, _ = new_execution_role(
         endpoint,

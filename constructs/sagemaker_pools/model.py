@@ -387,8 +387,8 @@ class PoolModel(Construct):
         if vpc is None and (vpc_subnets is not None or security_groups is not None):
             raise PoolConfigError("PoolModel.vpc", None, "a VPC whenever vpc_subnets or security_groups is given")
 
-        self._created_role: iam.Role | None = None
-        self._default_policy: iam.Policy | None = None
+        self._created_role: iam.IRole | None = None
+        self._default_policy: Construct | None = None
         if role is None:
             stack = stack_of(self)
             statements: list[iam.PolicyStatement] = []

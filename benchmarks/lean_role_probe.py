@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""What a lean execution role could save at most: the library fleet with its models' L2 ``Role``
+and ``Policy`` swapped for ``CfnRole`` + ``CfnPolicy``, timed beside the library and the L1 twin.
+
+    python benchmarks/lean_role_probe.py --fleet 50 --pairs 5     # lib, lean, l1 interleaved
+    python benchmarks/lean_role_probe.py --app --fleet 50          # the lean side alone (an app)
+
+A probe, not a design: the swap keeps what the fleet's models need (the role's ARN, its policy
+document with the same statements, the model waiting for the policy) and drops what a real lean
+role would still have to do (an ``IRole`` for users' grants, the cdk-nag acknowledgments, the L2's
+policy names). So its saving is an upper bound for the design named in docs/performance.md.
+Per-triple ratios side ÷ L1 twin, median [min, max], in fresh processes with the CDK CLI's
+environment, as ``run.py`` measures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+
+def lean_roles() -> None:
+    """Make ``PoolModel`` build its execution role from L1s (see the module docs)."""
+    from aws_cdk import aws_iam as iam
+    from constructs import Construct
+
+    import sagemaker_pools.model as model_module
+    from sagemaker_pools import _roles
+
+    def new_execution_role(scope: Construct, *, wildcard_reason: str, id: str = "ExecutionRole", statements=(), wildcards=()):  # type: ignore[no-untyped-def]
+        del wildcard_reason, wildcards
+        stack = _roles.stack_of(scope)
+        base = _roles._stack_basics(stack)
+        holder = Construct(scope, id)
+        role = iam.CfnRole(holder, "Resource", assume_role_policy_document=_ASSUME)
+        document = iam.PolicyDocument(statements=[*base.statements, *statements])
+        policy_holder = Construct(holder, "DefaultPolicy")
+        iam.CfnPolicy(policy_holder, "Resource", policy_document=document, policy_name="ExecutionRoleDefaultPolicy", roles=[role.ref])
+        lean = _LeanRole(role.attr_arn, document)
+        return lean, policy_holder
+
+    model_module.new_execution_role = new_execution_role  # type: ignore[assignment]
+    model_module.add_statements = lambda role, statements: role.document.add_statements(*statements)  # type: ignore[assignment]
+
+
+_ASSUME = {
+    "Version": "2012-10-17",
+    "Statement": [{"Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {"Service": "sagemaker.amazonaws.com"}}],
+}
+
+
+class _LeanRole:
+    """What the fleet's models read of their role."""
+
+    def __init__(self, role_arn: str, document: Any) -> None:
+        self.role_arn = role_arn
+        self.document = document
+
+
+def app(fleet: int) -> None:
+    """The lean side as an app (``CDK_OUTDIR`` from the CLI's environment)."""
+    import os
+
+    from aws_cdk import App
+
+    from app_context import apply_context
+    from fleet import lib_fleet
+
+    lean_roles()
+    the_app = apply_context(App(outdir=None if "CDK_OUTDIR" in os.environ else "cdk.out"))
+    lib_fleet(the_app, fleet)
+    the_app.synth()
+
+
+def compare(fleet: int, pairs: int) -> None:
+    """Warm-up, then ``pairs`` interleaved triples lib, lean, l1; print the ratios to the twin."""
+    import run
+
+    lean_command = [str(Path(__file__).resolve()), "--app", "--fleet", str(fleet)]
+    original = run.command
+
+    def command(side: str, n: int | None) -> list[str]:
+        return lean_command if side == "lean" else original(side, n)
+
+    run.command = command  # type: ignore[assignment]
+    sides = ("lib", "lean", "l1")
+    for side in sides:
+        run.run_once(side, fleet)
+    walls: dict[str, list[float]] = {side: [] for side in sides}
+    for i in range(pairs):
+        for side in sides:
+            walls[side].append(run.run_once(side, fleet)["wall_s"])
+        print(f"triple {i + 1}/{pairs}: " + ", ".join(f"{s} {walls[s][-1]:.2f} s" for s in sides), file=sys.stderr, flush=True)
+    print(f"fleet of {fleet}, {pairs} triples; wall ratio to the L1 twin, median [min, max]")
+    for side in ("lib", "lean"):
+        ratios = [a / b for a, b in zip(walls[side], walls["l1"])]
+        print(f"  {side:5s} {statistics.median(walls[side]):6.2f} s  {statistics.median(ratios):.3f} [{min(ratios):.3f}, {max(ratios):.3f}]")
+    print(f"  l1    {statistics.median(walls['l1']):6.2f} s")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--fleet", type=int, default=50)
+    parser.add_argument("--pairs", type=int, default=5)
+    parser.add_argument("--app", action="store_true", help="run the lean side as an app (what --pairs times)")
+    args = parser.parse_args()
+    if args.app:
+        app(args.fleet)
+    else:
+        compare(args.fleet, args.pairs)
+
+
+if __name__ == "__main__":
+    main()
