@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import weakref
@@ -9,12 +10,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import jsii
-from aws_cdk import Acknowledgment, IResolveContext, IStringProducer, Lazy, Resource, Stack, Validations
+from aws_cdk import Acknowledgment, RemovalPolicy, Resource, Stack, Validations
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 __all__ = [
     "ExecutionRole",
+    "as_role",
     "new_execution_role",
     "add_statements",
     "statement",
@@ -22,6 +24,7 @@ __all__ = [
     "stack_of",
     "stack_partition",
     "remember_stack",
+    "path_of",
     "LOG_GROUP_PREFIXES",
 ]
 
@@ -39,7 +42,7 @@ def new_execution_role(
     id: str = "ExecutionRole",
     statements: Sequence[iam.PolicyStatement] = (),
     wildcards: Sequence[tuple[str, str]] = (),
-) -> tuple[iam.IRole, Construct | None]:
+) -> tuple["ExecutionRole | iam.Role", Construct | None]:
     """A role SageMaker assumes that may write its endpoint's logs and metrics, plus ``statements``.
 
     ``wildcard_reason`` says why every ``"*"`` resource the caller adds (or this function's
@@ -48,25 +51,27 @@ def new_execution_role(
     acknowledged as :func:`acknowledge_wildcard` does. Returns the role and its default policy
     (the construct to wait for; ``None`` only where CDK's role customization replaces the role).
 
-    The role is an :class:`ExecutionRole` (L1s behind an ``IRole``); under CDK's role
-    customization (``@aws-cdk/iam:customizeRoles``, which only ``iam.Role`` honours) it is an
-    ``iam.Role``. Either way the statements go to the role's default policy in the order given
-    (after the logs and metrics statements).
+    The role is an :class:`ExecutionRole` (L1s; its ``IRole`` made on first use); where CDK's
+    role customization applies (``@aws-cdk/iam:customizeRoles``, which only ``iam.Role``
+    honours) or the stack allocates its own logical ids, an ``iam.Role``. Either way the
+    statements go to the role's default policy in the order given (after the logs and metrics
+    statements).
     """
     stack = stack_of(scope)
     base = _stack_basics(stack)
     all_statements = [*base.statements, *statements]
-    role: iam.IRole
+    role: ExecutionRole | iam.Role
     policy: Construct | None
-    if base.customized_roles:
+    if base.l2_roles:
         role = iam.Role(scope, id, assumed_by=base.principal)
         policy = add_statements(role, all_statements)
+        holder: Construct = role
     else:
-        lean = ExecutionRole(scope, id, statements=all_statements)
-        role, policy = lean, lean.default_policy
-    _STACKS[role] = stack
+        role = ExecutionRole(scope, id, statements=all_statements)
+        policy, holder = role.default_policy, role.construct
+    _STACKS[holder] = stack
     # One acknowledge call for all (each call is a round trip to Node).
-    Validations.of(role).acknowledge(
+    Validations.of(holder).acknowledge(
         Acknowledgment(id="AwsSolutions::AwsSolutions-IAM5[Resource::*]", reason=wildcard_reason),
         *base.log_acknowledgments,
         *_wildcard_acknowledgments(stack, wildcards),
@@ -74,7 +79,12 @@ def new_execution_role(
     return role, policy
 
 
-def add_statements(role: iam.IRole, statements: Sequence[iam.PolicyStatement]) -> Construct | None:
+def as_role(role: "ExecutionRole | iam.IRole") -> iam.IRole:
+    """``role`` as an ``IRole`` (an :class:`ExecutionRole`'s, made on first use)."""
+    return role.role if isinstance(role, ExecutionRole) else role
+
+
+def add_statements(role: "ExecutionRole | iam.IRole", statements: Sequence[iam.PolicyStatement]) -> Construct | None:
     """Add ``statements`` to ``role``'s default policy, in order; return that policy.
 
     For an :class:`ExecutionRole`, one call. For an ``iam.Role``, the same as
@@ -106,17 +116,16 @@ _SAGEMAKER_TRUST = {
 }
 
 
-@jsii.implements(iam.IRole)
-class ExecutionRole(Resource):
+class ExecutionRole:
     """A SageMaker execution role written as L1s: what ``iam.Role(assumed_by=sagemaker)`` with a
-    default policy synthesizes, at the same construct paths (``Resource``, the ``AWS::IAM::Role``;
-    ``DefaultPolicy/Resource``, its ``AWS::IAM::Policy``), so the same logical ids and policy name.
+    default policy synthesizes, at the same construct paths (``<id>/Resource``, the
+    ``AWS::IAM::Role``; ``<id>/DefaultPolicy/Resource``, its ``AWS::IAM::Policy``), so the same
+    logical ids and policy name.
 
-    An ``IRole`` like any other: grants (``bucket.grant_read(role)``, ``key.grant_decrypt(role)``)
-    and ``add_to_principal_policy`` go to the default policy, ``attach_inline_policy`` and
-    ``add_managed_policy`` to the role. It skips what the L2 does at construction that a role made
-    for SageMaker does not need (the L2 ``Policy`` child, its construct metadata, the trust
-    document as an object): two constructs fewer in Node's tree per model.
+    Why not ``iam.Role``: the L2 builds a ``Policy`` construct, records construct metadata and
+    merges documents, per model; and why no ``IRole`` subclass up front: a Python subclass of a
+    jsii class costs Node a registration of its overrides. A model only needs the role's ARN and
+    its statements, so :attr:`role` (the ``IRole`` users and grants see) is made on first use.
 
     Args:
         scope: parent construct.
@@ -124,46 +133,70 @@ class ExecutionRole(Resource):
         statements: the default policy's first statements, in order.
 
     Attributes:
+        construct: the construct at ``<id>`` (the L2's path), parent of both resources.
+        role_arn: the role's ARN (``Fn::GetAtt Arn``).
+        role_name: the role's name (a ``Ref``).
         default_policy: the construct that holds the ``AWS::IAM::Policy`` (depend on it to wait
             for the permissions).
     """
 
     def __init__(self, scope: Construct, id: str, *, statements: Sequence[iam.PolicyStatement] = ()) -> None:
-        super().__init__(scope, id)
-        self._resource = iam.CfnRole(self, "Resource", assume_role_policy_document=_SAGEMAKER_TRUST)
-        self._arn = self._resource.attr_arn
-        self._name = self._resource.ref
-        self._document = iam.PolicyDocument(statements=list(statements))
-        self.default_policy = Construct(self, "DefaultPolicy")
-        # As iam.Policy names itself: the last 128 characters of its resource's logical id.
-        name = _PolicyName()
-        policy = iam.CfnPolicy(
-            self.default_policy, "Resource", policy_document=self._document, roles=[self._name], policy_name=Lazy.uncached_string(name)
+        self.construct = Construct(scope, id)
+        self.resource = iam.CfnRole(self.construct, "Resource", assume_role_policy_document=_SAGEMAKER_TRUST)
+        self.role_arn: str = self.resource.attr_arn
+        self.role_name: str = self.resource.ref
+        self.document = iam.PolicyDocument(statements=list(statements))
+        self.default_policy = Construct(self.construct, "DefaultPolicy")
+        path = [*path_of(scope).split("/"), id, "DefaultPolicy", "Resource"]
+        iam.CfnPolicy(
+            self.default_policy,
+            "Resource",
+            policy_document=self.document,
+            roles=[self.role_name],
+            # As iam.Policy names itself: the last 128 characters of its resource's logical id.
+            policy_name=_logical_id(stack_path_of(scope), path)[-128:],
         )
-        name.logical_id = policy.logical_id
-        self._managed_policies: list[iam.IManagedPolicy] = []
-        self._inline_policies: list[iam.Policy] = []
+        self._role: _RoleView | None = None
 
     def add_statements(self, statements: Sequence[iam.PolicyStatement]) -> None:
         """Append ``statements`` to the default policy, in order (one call for all)."""
-        self._document.add_statements(*statements)
+        self.document.add_statements(*statements)
 
-    # -- IRole -----------------------------------------------------------------------------
+    @property
+    def role(self) -> iam.IRole:
+        """The role as an ``IRole`` (a construct at ``<id>/Role``, made on first use)."""
+        if self._role is None:
+            self._role = _RoleView(self)
+        return self._role
+
+
+@jsii.implements(iam.IRole)
+class _RoleView(Resource):
+    """An :class:`ExecutionRole` as an ``IRole``, like any other: grants
+    (``bucket.grant_read(role)``, ``key.grant_decrypt(role)``) and ``add_to_principal_policy`` go
+    to its default policy, ``attach_inline_policy`` and ``add_managed_policy`` to the role, and
+    ``apply_removal_policy`` to the ``AWS::IAM::Role``. It adds nothing to the template."""
+
+    def __init__(self, owner: ExecutionRole) -> None:
+        super().__init__(owner.construct, "Role")
+        self._owner = owner
+        self._managed_policies: list[iam.IManagedPolicy] = []
+        self._inline_policies: list[iam.Policy] = []
 
     @property
     def role_arn(self) -> str:
         """The role's ARN (``Fn::GetAtt Arn``)."""
-        return self._arn
+        return self._owner.role_arn
 
     @property
     def role_name(self) -> str:
         """The role's name (a ``Ref``)."""
-        return self._name
+        return self._owner.role_name
 
     @property
     def role_ref(self) -> Any:
         """A reference to the role (its ``CfnRole``'s)."""
-        return self._resource.role_ref
+        return self._owner.resource.role_ref
 
     @property
     def assume_role_action(self) -> str:
@@ -183,16 +216,16 @@ class ExecutionRole(Resource):
     @property
     def policy_fragment(self) -> iam.PrincipalPolicyFragment:
         """The role as a principal in a resource policy (``{"AWS": <role ARN>}``)."""
-        return iam.ArnPrincipal(self._arn).policy_fragment
+        return iam.ArnPrincipal(self._owner.role_arn).policy_fragment
 
     def add_to_principal_policy(self, statement: iam.PolicyStatement) -> iam.AddToPrincipalPolicyResult:
         """Add ``statement`` to the default policy."""
-        self._document.add_statements(statement)
-        return iam.AddToPrincipalPolicyResult(statement_added=True, policy_dependable=self.default_policy)
+        self._owner.add_statements([statement])
+        return iam.AddToPrincipalPolicyResult(statement_added=True, policy_dependable=self._owner.default_policy)
 
     def add_to_policy(self, statement: iam.PolicyStatement) -> bool:
         """Add ``statement`` to the default policy (as ``iam.Role.add_to_policy``)."""
-        self._document.add_statements(statement)
+        self._owner.add_statements([statement])
         return True
 
     def add_managed_policy(self, policy: iam.IManagedPolicy) -> None:
@@ -200,7 +233,7 @@ class ExecutionRole(Resource):
         if any(p is policy for p in self._managed_policies):
             return
         self._managed_policies.append(policy)
-        self._resource.managed_policy_arns = [p.managed_policy_arn for p in self._managed_policies]
+        self._owner.resource.managed_policy_arns = [p.managed_policy_arn for p in self._managed_policies]
 
     def attach_inline_policy(self, policy: iam.Policy) -> None:
         """Attach ``policy`` to the role (as ``iam.Role.attach_inline_policy``)."""
@@ -211,7 +244,7 @@ class ExecutionRole(Resource):
 
     def grant(self, grantee: iam.IPrincipal, *actions: str) -> iam.Grant:
         """Grant ``actions`` on this role to ``grantee``."""
-        return iam.Grant.add_to_principal(grantee=grantee, actions=list(actions), resource_arns=[self._arn], scope=self)
+        return iam.Grant.add_to_principal(grantee=grantee, actions=list(actions), resource_arns=[self.role_arn], scope=self)
 
     def grant_pass_role(self, grantee: iam.IPrincipal) -> iam.Grant:
         """Let ``grantee`` pass this role (``iam:PassRole``)."""
@@ -221,16 +254,41 @@ class ExecutionRole(Resource):
         """Let ``identity`` assume this role (``sts:AssumeRole``)."""
         return self.grant(identity, "sts:AssumeRole")
 
+    def apply_removal_policy(self, policy: RemovalPolicy) -> None:
+        """Apply ``policy`` to the ``AWS::IAM::Role``."""
+        self._owner.resource.apply_removal_policy(policy)
 
-@jsii.implements(IStringProducer)
-class _PolicyName:
-    """Produces a policy's name from its resource's logical id, as ``iam.Policy`` does."""
 
-    #: The policy resource's logical id (a token), set once the resource exists.
-    logical_id: str = ""
+def _logical_id(stack_path: str, path: Sequence[str]) -> str:
+    """The logical id ``Stack.allocate_logical_id`` gives the element at ``path`` (its construct
+    path's components) in the stack at ``stack_path``: aws-cdk-lib's ``makeUniqueId`` over the
+    components below the stack (the human-readable ids, less ``Default`` and ``Resource``, then an
+    MD5 of the whole path). Here so that a policy is named without a round trip to resolve it."""
+    below = [c for c in path[len(stack_path.split("/")) :] if c != "Default"]
+    if len(below) == 1 and len(_alphanumeric(below[0])) <= 255:
+        return _alphanumeric(below[0])
+    digest = hashlib.md5("/".join(below).encode()).hexdigest()[:8].upper()  # noqa: S324 - an id, not security
+    human: list[str] = []
+    for component in below:
+        if not human or not human[-1].endswith(component):
+            human.append(component)
+    return "".join(_alphanumeric(c) for c in human if c != "Resource")[:240] + digest
 
-    def produce(self, context: IResolveContext) -> str:
-        return str(context.resolve(self.logical_id))[-128:]
+
+def _alphanumeric(value: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]", "", value)
+
+
+def stack_path_of(construct: Construct) -> str:
+    """The construct path of ``construct``'s stack, asked of Node once per stack."""
+    stack = stack_of(construct)
+    path = _STACK_PATHS.get(stack)
+    if path is None:
+        path = _STACK_PATHS[stack] = stack.node.path
+    return path
+
+
+_STACK_PATHS: "weakref.WeakKeyDictionary[Stack, str]" = weakref.WeakKeyDictionary()
 
 
 def stack_of(construct: Construct) -> Stack:
@@ -254,9 +312,27 @@ def stack_partition(stack: Stack) -> str:
 _PARTITIONS: "weakref.WeakKeyDictionary[Stack, str]" = weakref.WeakKeyDictionary()
 
 
-def remember_stack(construct: Construct, scope: Construct) -> None:
-    """Record that ``construct`` (just made under ``scope``) is in ``scope``'s stack."""
+def remember_stack(construct: Construct, scope: Construct, id: str | None = None) -> None:
+    """Record that ``construct`` (just made under ``scope``) is in ``scope``'s stack, and with
+    ``id`` its construct path where ``scope``'s is known (a stack's, or one recorded so)."""
     _STACKS[construct] = stack_of(scope)
+    if id is not None:
+        scope_path = _PATHS.get(scope) if not isinstance(scope, Stack) else stack_path_of(scope)
+        if scope_path is not None:
+            _PATHS[construct] = f"{scope_path}/{id}"
+
+
+def path_of(construct: Construct) -> str:
+    """``construct.node.path``, asked of Node only where it was not recorded (see :func:`remember_stack`)."""
+    if isinstance(construct, Stack):
+        return stack_path_of(construct)
+    path = _PATHS.get(construct)
+    if path is None:
+        path = _PATHS[construct] = construct.node.path
+    return path
+
+
+_PATHS: "weakref.WeakKeyDictionary[Construct, str]" = weakref.WeakKeyDictionary()
 
 
 _STACKS: "weakref.WeakKeyDictionary[Construct, Stack]" = weakref.WeakKeyDictionary()
@@ -301,7 +377,11 @@ class _StackBasics:
         )
         self.principal = iam.ServicePrincipal("sagemaker.amazonaws.com")
         # CDK's role customization replaces what iam.Role synthesizes; only iam.Role honours it.
-        self.customized_roles = stack.node.try_get_context("@aws-cdk/iam:customizeRoles") is not None
+        # A stack that allocates its own logical ids names policies its own way: iam.Role follows it.
+        self.l2_roles = (
+            stack.node.try_get_context("@aws-cdk/iam:customizeRoles") is not None
+            or type(stack)._allocate_logical_id is not Stack._allocate_logical_id
+        )
 
 
 
@@ -349,7 +429,9 @@ def acknowledge_wildcard(grantee: object, resource_arn: str, reason: str) -> Non
     """
     if not isinstance(grantee, Construct):
         return
-    Validations.of(grantee).acknowledge(*_wildcard_acknowledgments(stack_of(grantee), [(resource_arn, reason)]))
+    # An ExecutionRole's IRole sits beside its policy: acknowledge on the role's construct, above both.
+    target = grantee._owner.construct if isinstance(grantee, _RoleView) else grantee
+    Validations.of(target).acknowledge(*_wildcard_acknowledgments(stack_of(target), [(resource_arn, reason)]))
 
 
 def _wildcard_acknowledgments(stack: Stack, wildcards: Sequence[tuple[str, str]]) -> list[Acknowledgment]:

@@ -26,7 +26,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from ._l1 import l1_properties
-from ._roles import new_execution_role
+from ._roles import as_role, new_execution_role
 from ._tokens import is_unresolved
 from ._validate import check_int_range, check_min_max, check_name, check_tags, seconds_in_range
 from .async_inference import AsyncInference
@@ -363,8 +363,17 @@ class PooledEndpoint(EndpointBase):
         self.async_bucket: s3.IBucket | None = async_inference._bucket(self) if async_inference else None
         #: The endpoint config's execution role (endpoints without a model only).
         self.execution_role: iam.IRole | None = None
-        if model is None:
-            self.execution_role = execution_role or _endpoint_execution_role(self)
+        # What the config waits for: the execution role's default policy.
+        execution_policy: Construct | None = None
+        if model is None and execution_role is not None:
+            self.execution_role = execution_role
+            execution_policy = execution_role.node.try_find_child("DefaultPolicy")
+        elif model is None:
+            created, execution_policy = new_execution_role(
+                self,
+                wildcard_reason="cloudwatch:PutMetricData has no resource-level permissions: AWS requires '*' (narrowed by namespace).",
+            )
+            self.execution_role = as_role(created)
 
         variant = l1_properties(
             sagemaker.CfnEndpointConfig.ProductionVariantProperty,
@@ -400,12 +409,10 @@ class PooledEndpoint(EndpointBase):
             execution_role_arn=self.execution_role.role_arn if self.execution_role else None,
             async_inference_config=async_inference._render(self.async_bucket) if async_inference and self.async_bucket else None,
         )
-        if self.execution_role is not None:
+        if execution_policy is not None:
             # CreateEndpointConfig checks that SageMaker can assume the role: create the config
             # once the role's policy exists too.
-            policy = self.execution_role.node.try_find_child("DefaultPolicy")
-            if policy is not None:
-                self.endpoint_config.node.add_dependency(policy)
+            self.endpoint_config.node.add_dependency(execution_policy)
         if async_inference is not None and self.async_bucket is not None:
             self._grant_async_to_models(async_inference, self.async_bucket)
         self._resource = sagemaker.CfnEndpoint(
@@ -774,15 +781,6 @@ def _check_initial_count(initial: int, scaling: InstanceScaling) -> None:
             initial,
             f"from {max(low, 1)} to {high}: within instance_scaling (min_instance_count {low}, max_instance_count {high})",
         )
-
-
-def _endpoint_execution_role(endpoint: Construct) -> iam.IRole:
-    """The execution role of an endpoint without a model: its own logs and metrics, nothing else."""
-    role, _ = new_execution_role(
-        endpoint,
-        wildcard_reason="cloudwatch:PutMetricData has no resource-level permissions: AWS requires '*' (narrowed by namespace).",
-    )
-    return role
 
 
 def _check_ebs_only(pools: Sequence[InstancePool], field: str) -> None:

@@ -23,7 +23,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from ._l1 import l1_properties
-from ._roles import acknowledge_wildcard, add_statements, new_execution_role, remember_stack, stack_of, stack_partition, statement
+from ._roles import ExecutionRole, acknowledge_wildcard, add_statements, as_role, new_execution_role, remember_stack, stack_of, stack_partition, statement
 from ._tokens import is_unresolved
 from ._validate import check_environment, check_name
 from .errors import PoolConfigError
@@ -256,7 +256,7 @@ class PoolModel(Construct):
         model_name: str | None = None,
     ) -> None:
         super().__init__(scope, id)
-        remember_stack(self, scope)
+        remember_stack(self, scope, id)
         if not isinstance(image, ContainerImage):
             raise PoolConfigError("PoolModel.image", image, "a ContainerImage (from_ecr_repository or from_image_uri)")
         container: dict[str, object] = {"image": image.image_uri}
@@ -281,7 +281,7 @@ class PoolModel(Construct):
         )
         key = _bucket_facts(model_data.bucket, self).encryption_key if self._created_role is not None and model_data is not None else None
         if key is not None and self._created_role is not None:
-            key.grant_decrypt(self._created_role)
+            key.grant_decrypt(as_role(self._created_role))
         self._after_grants()
 
     @classmethod
@@ -324,7 +324,7 @@ class PoolModel(Construct):
         check_name(inference_specification_name, "PoolModel.from_recommendation.inference_specification_name")
         model = cls.__new__(cls)
         Construct.__init__(model, scope, id)
-        remember_stack(model, scope)
+        remember_stack(model, scope, id)
         grants: list[dict[str, Any]] = []
         wildcards: list[tuple[str, str]] = []
         if role is None and artifacts_bucket is not None:
@@ -350,7 +350,7 @@ class PoolModel(Construct):
         )
         if model._created_role is not None and artifacts_key is not None:
             # The KMS statement comes before the image-pull ones, as the grants were written.
-            artifacts_key.grant_decrypt(model._created_role)
+            artifacts_key.grant_decrypt(as_role(model._created_role))
             stack = stack_of(model)
             add_statements(model._created_role, [statement(stack, g["actions"], g["resource_arns"]) for g in image_grants])
         model._after_grants()
@@ -387,7 +387,7 @@ class PoolModel(Construct):
         if vpc is None and (vpc_subnets is not None or security_groups is not None):
             raise PoolConfigError("PoolModel.vpc", None, "a VPC whenever vpc_subnets or security_groups is given")
 
-        self._created_role: iam.IRole | None = None
+        self._created_role: ExecutionRole | iam.Role | None = None
         self._default_policy: Construct | None = None
         if role is None:
             stack = stack_of(self)
@@ -404,7 +404,7 @@ class PoolModel(Construct):
                 statements=statements,
                 wildcards=wildcards,
             )
-        self.role: iam.IRole = role or self._created_role  # type: ignore[assignment]
+        self._role = role
 
         vpc_config = None
         if vpc is not None:
@@ -423,12 +423,21 @@ class PoolModel(Construct):
         self._resource = sagemaker.CfnModel(
             self,
             "Resource",
-            execution_role_arn=self.role.role_arn,
+            execution_role_arn=(role or self._created_role).role_arn,  # type: ignore[union-attr]
             primary_container=l1_properties(sagemaker.CfnModel.ContainerDefinitionProperty, **container),
             enable_network_isolation=network_isolation or None,
             vpc_config=vpc_config,
             model_name=model_name,
         )
+
+    @property
+    def role(self) -> iam.IRole:
+        """The model's execution role: the ``role`` given, or the one created for it (an ``IRole``
+        whose grants and ``add_to_principal_policy`` land in its default policy)."""
+        if self._role is not None:
+            return self._role
+        assert self._created_role is not None
+        return as_role(self._created_role)
 
     def _after_grants(self) -> None:
         if self._created_role is None:
