@@ -1,16 +1,17 @@
 #!/usr/bin/env python3
-"""What a lean execution role could save at most: the library fleet with its models' L2 ``Role``
-and ``Policy`` swapped for ``CfnRole`` + ``CfnPolicy``, timed beside the library and the L1 twin.
+"""How far the library's execution role is from bare L1s: the library fleet with each model's
+``ExecutionRole`` swapped for a ``CfnRole`` + ``CfnPolicy`` and nothing else, timed beside the
+library and the L1 twin.
 
     python benchmarks/lean_role_probe.py --fleet 50 --pairs 5     # lib, lean, l1 interleaved
+    LEAN_PROBE_ACKNOWLEDGE=1 python benchmarks/lean_role_probe.py  # the lean side keeps the cdk-nag acknowledgments
     python benchmarks/lean_role_probe.py --app --fleet 50          # the lean side alone (an app)
 
 A probe, not a design: the swap keeps what the fleet's models need (the role's ARN, its policy
-document with the same statements, the model waiting for the policy) and drops what a real lean
-role would still have to do (an ``IRole`` for users' grants, the cdk-nag acknowledgments, the L2's
-policy names). So its saving is an upper bound for the design named in docs/performance.md.
-Per-triple ratios side ÷ L1 twin, median [min, max], in fresh processes with the CDK CLI's
-environment, as ``run.py`` measures.
+document with the same statements, the model waiting for the policy) and drops what the library
+must still do (the acknowledgments unless asked, the policy's name, the path bookkeeping). So
+its figure is a floor for any execution role at all. Per-triple ratios side ÷ L1 twin, median
+[min, max], in fresh processes with the CDK CLI's environment, as ``run.py`` measures.
 """
 
 from __future__ import annotations

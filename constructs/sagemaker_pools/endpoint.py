@@ -23,7 +23,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sagemaker as sagemaker
-from constructs import Construct
+from constructs import Construct, IConstruct
 
 from ._l1 import l1_properties
 from ._roles import as_role, new_execution_role
@@ -364,7 +364,7 @@ class PooledEndpoint(EndpointBase):
         #: The endpoint config's execution role (endpoints without a model only).
         self.execution_role: iam.IRole | None = None
         # What the config waits for: the execution role's default policy.
-        execution_policy: Construct | None = None
+        execution_policy: IConstruct | None = None
         if model is None and execution_role is not None:
             self.execution_role = execution_role
             execution_policy = execution_role.node.try_find_child("DefaultPolicy")
