@@ -13,7 +13,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from sagemaker_pools import ContainerImage, ModelData, PoolModel
+from sagemaker_pools import ContainerImage, InstancePool, InstanceScaling, ModelData, PooledEndpoint, PoolModel
 from sagemaker_pools._roles import ExecutionRole
 from support.synth import new_app, resources, template_of
 
@@ -46,6 +46,14 @@ USES: dict[str, Callable[[cdk.Stack, iam.IRole], object]] = {
         iam.PolicyStatement(actions=["s3:GetObject"], resources=["*"], principals=[role])
     ),
     "apply_removal_policy": lambda stack, role: role.apply_removal_policy(cdk.RemovalPolicy.RETAIN),
+    "add_to_policy (iam.Role's older name)": lambda stack, role: role.add_to_policy(  # type: ignore[attr-defined]
+        iam.PolicyStatement(actions=["sqs:SendMessage"], resources=["arn:aws:sqs:us-east-1:123456789012:q"])
+    ),
+    "role_arn, role_name and role_ref read": lambda stack, role: [
+        cdk.CfnOutput(stack, "Arn", value=role.role_arn),
+        cdk.CfnOutput(stack, "Name", value=role.role_name),
+        cdk.CfnOutput(stack, "RefArn", value=role.role_ref.role_arn),
+    ],
 }
 
 
@@ -129,3 +137,18 @@ def test_a_created_role_names_its_policy_after_the_policy_logical_id(nested: boo
     ((logical_id, policy),) = resources(template_of(stack), "AWS::IAM::Policy").items()
     assert policy["Properties"]["PolicyName"] == logical_id[-128:]
     assert len(logical_id) > 128 if nested else len(logical_id) < 128
+
+
+@pytest.mark.parametrize("given", [False, True], ids=["its own role", "another model's role, given"])
+def test_a_model_less_endpoint_config_waits_for_its_role_policy(given: bool) -> None:
+    """CreateEndpointConfig checks that SageMaker can assume the execution role: the config
+    depends on the role's default policy, created here or another model's lean role."""
+    stack = cdk.Stack(new_app(), "Components")
+    other = PoolModel(stack, "Other", image=ContainerImage.from_image_uri(IMAGE))
+    PooledEndpoint(stack, "Endpoint", pools=[InstancePool(instance_type="ml.g6e.48xlarge")],
+                   instance_scaling=InstanceScaling(max_instance_count=2), execution_role=other.role if given else None)
+    template = template_of(stack)
+    (config,) = resources(template, "AWS::SageMaker::EndpointConfig").values()
+    owner = "Other" if given else "Endpoint"
+    (policy_id,) = [k for k in resources(template, "AWS::IAM::Policy") if k.startswith(f"{owner}ExecutionRoleDefaultPolicy")]
+    assert policy_id in config["DependsOn"]

@@ -12,11 +12,12 @@ from typing import Any
 import jsii
 from aws_cdk import Acknowledgment, RemovalPolicy, Resource, Stack, Validations
 from aws_cdk import aws_iam as iam
-from constructs import Construct
+from constructs import Construct, IConstruct
 
 __all__ = [
     "ExecutionRole",
     "as_role",
+    "default_policy_of",
     "new_execution_role",
     "add_statements",
     "statement",
@@ -84,6 +85,14 @@ def as_role(role: "ExecutionRole | iam.IRole") -> iam.IRole:
     return role.role if isinstance(role, ExecutionRole) else role
 
 
+def default_policy_of(role: iam.IRole) -> IConstruct | None:
+    """The construct holding ``role``'s default policy (what to wait for before SageMaker checks
+    the role), or ``None``: an :class:`ExecutionRole`'s, or an ``iam.Role``'s ``DefaultPolicy``."""
+    if isinstance(role, _RoleView):
+        return role.owner.default_policy
+    return role.node.try_find_child("DefaultPolicy")
+
+
 def add_statements(role: "ExecutionRole | iam.IRole", statements: Sequence[iam.PolicyStatement]) -> Construct | None:
     """Add ``statements`` to ``role``'s default policy, in order; return that policy.
 
@@ -134,6 +143,8 @@ class ExecutionRole:
 
     Attributes:
         construct: the construct at ``<id>`` (the L2's path), parent of both resources.
+        resource: the ``CfnRole``.
+        document: the default policy's ``PolicyDocument``.
         role_arn: the role's ARN (``Fn::GetAtt Arn``).
         role_name: the role's name (a ``Ref``).
         default_policy: the construct that holds the ``AWS::IAM::Policy`` (depend on it to wait
@@ -175,28 +186,32 @@ class _RoleView(Resource):
     """An :class:`ExecutionRole` as an ``IRole``, like any other: grants
     (``bucket.grant_read(role)``, ``key.grant_decrypt(role)``) and ``add_to_principal_policy`` go
     to its default policy, ``attach_inline_policy`` and ``add_managed_policy`` to the role, and
-    ``apply_removal_policy`` to the ``AWS::IAM::Role``. It adds nothing to the template."""
+    ``apply_removal_policy`` to the ``AWS::IAM::Role``. It adds nothing to the template.
+
+    Attributes:
+        owner: the :class:`ExecutionRole` it stands for.
+    """
 
     def __init__(self, owner: ExecutionRole) -> None:
         super().__init__(owner.construct, "Role")
-        self._owner = owner
+        self.owner = owner
         self._managed_policies: list[iam.IManagedPolicy] = []
         self._inline_policies: list[iam.Policy] = []
 
     @property
     def role_arn(self) -> str:
         """The role's ARN (``Fn::GetAtt Arn``)."""
-        return self._owner.role_arn
+        return self.owner.role_arn
 
     @property
     def role_name(self) -> str:
         """The role's name (a ``Ref``)."""
-        return self._owner.role_name
+        return self.owner.role_name
 
     @property
     def role_ref(self) -> Any:
         """A reference to the role (its ``CfnRole``'s)."""
-        return self._owner.resource.role_ref
+        return self.owner.resource.role_ref
 
     @property
     def assume_role_action(self) -> str:
@@ -216,16 +231,16 @@ class _RoleView(Resource):
     @property
     def policy_fragment(self) -> iam.PrincipalPolicyFragment:
         """The role as a principal in a resource policy (``{"AWS": <role ARN>}``)."""
-        return iam.ArnPrincipal(self._owner.role_arn).policy_fragment
+        return iam.ArnPrincipal(self.owner.role_arn).policy_fragment
 
     def add_to_principal_policy(self, statement: iam.PolicyStatement) -> iam.AddToPrincipalPolicyResult:
         """Add ``statement`` to the default policy."""
-        self._owner.add_statements([statement])
-        return iam.AddToPrincipalPolicyResult(statement_added=True, policy_dependable=self._owner.default_policy)
+        self.owner.add_statements([statement])
+        return iam.AddToPrincipalPolicyResult(statement_added=True, policy_dependable=self.owner.default_policy)
 
     def add_to_policy(self, statement: iam.PolicyStatement) -> bool:
         """Add ``statement`` to the default policy (as ``iam.Role.add_to_policy``)."""
-        self._owner.add_statements([statement])
+        self.owner.add_statements([statement])
         return True
 
     def add_managed_policy(self, policy: iam.IManagedPolicy) -> None:
@@ -233,7 +248,7 @@ class _RoleView(Resource):
         if any(p is policy for p in self._managed_policies):
             return
         self._managed_policies.append(policy)
-        self._owner.resource.managed_policy_arns = [p.managed_policy_arn for p in self._managed_policies]
+        self.owner.resource.managed_policy_arns = [p.managed_policy_arn for p in self._managed_policies]
 
     def attach_inline_policy(self, policy: iam.Policy) -> None:
         """Attach ``policy`` to the role (as ``iam.Role.attach_inline_policy``)."""
@@ -256,7 +271,7 @@ class _RoleView(Resource):
 
     def apply_removal_policy(self, policy: RemovalPolicy) -> None:
         """Apply ``policy`` to the ``AWS::IAM::Role``."""
-        self._owner.resource.apply_removal_policy(policy)
+        self.owner.resource.apply_removal_policy(policy)
 
 
 def _logical_id(stack_path: str, path: Sequence[str]) -> str:
@@ -281,14 +296,7 @@ def _alphanumeric(value: str) -> str:
 
 def stack_path_of(construct: Construct) -> str:
     """The construct path of ``construct``'s stack, asked of Node once per stack."""
-    stack = stack_of(construct)
-    path = _STACK_PATHS.get(stack)
-    if path is None:
-        path = _STACK_PATHS[stack] = stack.node.path
-    return path
-
-
-_STACK_PATHS: "weakref.WeakKeyDictionary[Stack, str]" = weakref.WeakKeyDictionary()
+    return path_of(stack_of(construct))
 
 
 def stack_of(construct: Construct) -> Stack:
@@ -317,15 +325,14 @@ def remember_stack(construct: Construct, scope: Construct, id: str | None = None
     ``id`` its construct path where ``scope``'s is known (a stack's, or one recorded so)."""
     _STACKS[construct] = stack_of(scope)
     if id is not None:
-        scope_path = _PATHS.get(scope) if not isinstance(scope, Stack) else stack_path_of(scope)
+        scope_path = path_of(scope) if isinstance(scope, Stack) else _PATHS.get(scope)
         if scope_path is not None:
             _PATHS[construct] = f"{scope_path}/{id}"
 
 
 def path_of(construct: Construct) -> str:
-    """``construct.node.path``, asked of Node only where it was not recorded (see :func:`remember_stack`)."""
-    if isinstance(construct, Stack):
-        return stack_path_of(construct)
+    """``construct.node.path``, asked of Node only where it was not recorded (see
+    :func:`remember_stack`; a stack's is asked once)."""
     path = _PATHS.get(construct)
     if path is None:
         path = _PATHS[construct] = construct.node.path
@@ -430,7 +437,7 @@ def acknowledge_wildcard(grantee: object, resource_arn: str, reason: str) -> Non
     if not isinstance(grantee, Construct):
         return
     # An ExecutionRole's IRole sits beside its policy: acknowledge on the role's construct, above both.
-    target = grantee._owner.construct if isinstance(grantee, _RoleView) else grantee
+    target = grantee.owner.construct if isinstance(grantee, _RoleView) else grantee
     Validations.of(target).acknowledge(*_wildcard_acknowledgments(stack_of(target), [(resource_arn, reason)]))
 
 

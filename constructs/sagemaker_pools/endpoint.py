@@ -26,7 +26,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct, IConstruct
 
 from ._l1 import l1_properties
-from ._roles import as_role, new_execution_role
+from ._roles import as_role, default_policy_of, new_execution_role
 from ._tokens import is_unresolved
 from ._validate import check_int_range, check_min_max, check_name, check_tags, seconds_in_range
 from .async_inference import AsyncInference
@@ -367,7 +367,7 @@ class PooledEndpoint(EndpointBase):
         execution_policy: IConstruct | None = None
         if model is None and execution_role is not None:
             self.execution_role = execution_role
-            execution_policy = execution_role.node.try_find_child("DefaultPolicy")
+            execution_policy = default_policy_of(execution_role)
         elif model is None:
             created, execution_policy = new_execution_role(
                 self,
