@@ -10,7 +10,7 @@ from typing import Any
 
 import jsii
 import pytest
-from aws_cdk import Aws, Duration, Stack
+from aws_cdk import Aws, Duration, RemovalPolicy, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cw_actions
 from aws_cdk import aws_sns as sns
@@ -120,6 +120,54 @@ def test_alarms_are_ialarms_over_their_cfn_alarm() -> None:
     rule = str(composite["Properties"]["AlarmRule"])
     assert all(f"'{k}', 'Arn'" in rule for k in resources(template, "AWS::CloudWatch::Alarm") if not k.startswith(("AlarmsFallback", "AlarmsAtMax")))
     assert alarms.error_rate_alarm.node.default_child.node.path == alarms.error_rate_alarm.resource.node.path  # type: ignore[union-attr]
+
+
+def test_an_alarm_is_an_ialarm_as_cdks_alarm_base_is() -> None:
+    """Every member of ``IAlarm`` answers as CDK's own ``AlarmBase`` does, in Python and from Node."""
+    stack = new_stack()
+    alarms = PoolAlarms(stack, "Alarms", endpoint=PooledEndpoint.from_endpoint_name(stack, "E", "llm"), pools=POOLS)
+    alarm = alarms.error_rate_alarm
+    resolved = stack.resolve
+    assert alarm.node.path == f"{stack.node.path}/Alarms/ErrorRate5xx"
+    assert alarm.node.default_child.node.path == f"{stack.node.path}/Alarms/ErrorRate5xx/Resource"  # type: ignore[union-attr]
+    assert alarm.stack is stack
+    assert (alarm.env.account, alarm.env.region) == (stack.account, stack.region)
+    assert resolved(alarm.alarm_ref.alarm_name) == resolved(alarm.alarm_name) == {"Ref": resolved(alarm.resource.logical_id)}
+    assert resolved(alarm.alarm_ref.alarm_arn) == resolved(alarm.alarm_arn) == {"Fn::GetAtt": [resolved(alarm.resource.logical_id), "Arn"]}
+    alarm.apply_removal_policy(RemovalPolicy.RETAIN)
+    # From Node: a rule of the alarm itself (render_alarm_rule), a widget, and the CfnAlarm's own import by name.
+    cloudwatch.CompositeAlarm(stack, "Itself", alarm_rule=cloudwatch.AlarmRule.any_of(alarm, *alarms.latency_alarms.values()))
+    cloudwatch.CfnDashboard(
+        stack, "Board", dashboard_body=stack.to_json_string({"widgets": [cloudwatch.AlarmStatusWidget(alarms=alarms.alarms).to_json()]})
+    )
+    template = template_of(stack)
+    logical_id = resolved(alarm.resource.logical_id)
+    assert template["Resources"][logical_id]["DeletionPolicy"] == "Retain"
+    (composite,) = resources(template, "AWS::CloudWatch::CompositeAlarm").values()
+    rule = composite["Properties"]["AlarmRule"]["Fn::Join"][1]
+    assert rule[:3] == ['(ALARM("', {"Fn::GetAtt": [logical_id, "Arn"]}, '") OR ALARM("']
+    assert sum(1 for part in rule if isinstance(part, dict)) == 1 + len(alarms.latency_alarms)
+    board = str(resources(template, "AWS::CloudWatch::Dashboard"))
+    assert all(f"'{resolved(a.resource.logical_id)}', 'Arn'" in board for a in alarms.alarms)
+
+
+def test_an_alarms_mixins_reach_its_cfn_alarm() -> None:
+    import constructs
+
+    @jsii.implements(constructs.IMixin)
+    class Describe:
+        def supports(self, construct: constructs.IConstruct) -> bool:
+            return isinstance(construct, cloudwatch.CfnAlarm)
+
+        def apply_to(self, construct: constructs.IConstruct) -> None:
+            assert isinstance(construct, cloudwatch.CfnAlarm)
+            construct.alarm_description = "described by a mixin"
+
+    stack = new_stack()
+    alarms = PoolAlarms(stack, "Alarms", endpoint=PooledEndpoint.from_endpoint_name(stack, "E", "llm"), pools=POOLS)
+    assert alarms.error_rate_alarm.with_(Describe()) is alarms.error_rate_alarm
+    described = {k for k, v in resources(template_of(stack), "AWS::CloudWatch::Alarm").items() if v["Properties"]["AlarmDescription"] == "described by a mixin"}
+    assert described == {stack.resolve(alarms.error_rate_alarm.resource.logical_id)}
 
 
 def test_duration_validators_accept_tokens() -> None:

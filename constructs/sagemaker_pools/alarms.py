@@ -22,11 +22,15 @@ import numbers
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from aws_cdk import Duration
+import jsii
+from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_sns as sns
-from constructs import Construct
+from aws_cdk.interfaces import ResourceEnvironment
+from aws_cdk.interfaces.aws_cloudwatch import AlarmReference
+from constructs import Construct, IMixin, Node
 
+from ._roles import stack_of
 from ._tokens import is_unresolved
 from ._validate import check_int_range, duration_facts, seconds_in_range
 from .errors import PoolConfigError
@@ -245,28 +249,50 @@ class PoolAlarms(Construct):
         return [self.error_rate_alarm, *self.latency_alarms.values()]
 
 
-class L1Alarm(cloudwatch.AlarmBase):
-    """A CloudWatch alarm written as its L1 (``AWS::CloudWatch::Alarm``, child ``"Resource"``), usable
-    wherever an ``IAlarm`` is: rollback alarms, composite-alarm rules, alarm actions.
+@jsii.implements(cloudwatch.IAlarm)
+class L1Alarm:
+    """A CloudWatch alarm written as its L1, usable wherever an ``IAlarm`` is: rollback alarms,
+    composite-alarm rules, alarm actions, alarm-status widgets.
 
-    CDK's ``Alarm`` renders its metric through ``Metric``/``MathExpression`` objects, a round trip
-    to Node each; this takes the rendered properties directly (see ``queries.alarm_properties``).
+    The ``AWS::CloudWatch::Alarm`` sits where CDK's ``Alarm`` puts it (``<id>/Resource`` under a
+    construct at ``<id>``), so it has the same logical id and generated name. The ``IAlarm`` is
+    this plain Python object over those two, not a construct of its own: a Python subclass of a
+    jsii class (CDK's ``AlarmBase``) costs a round trip to Node to make and a registration of its
+    overrides, per alarm, and the library itself only reads an alarm's name (a rollback
+    configuration) in Python. Passed to CDK, it becomes an interface proxy in Node on first use.
 
     Args:
         scope: parent construct.
         id: construct id.
-        props: ``cloudwatch.CfnAlarm`` properties.
+        props: ``cloudwatch.CfnAlarm`` properties (see ``queries.alarm_properties``).
 
     Attributes:
+        construct: the construct at ``<id>``, the alarm's ``node`` (its default child is the alarm).
         resource: the ``CfnAlarm``.
     """
 
     def __init__(self, scope: Construct, id: str, **props: Any) -> None:
-        super().__init__(scope, id)
-        self.resource = cloudwatch.CfnAlarm(self, "Resource", **props)
+        self.construct = Construct(scope, id)
+        self.resource = cloudwatch.CfnAlarm(self.construct, "Resource", **props)
         self._name: str | None = None
         self._arn: str | None = None
         self._actions: dict[str, list[str]] = {}
+
+    @property
+    def node(self) -> Node:
+        """The construct node at ``<id>``."""
+        return self.construct.node
+
+    @property
+    def stack(self) -> Stack:
+        """The alarm's stack."""
+        return stack_of(self.construct)
+
+    @property
+    def env(self) -> ResourceEnvironment:
+        """The stack's account and region (an alarm lives where its stack does)."""
+        stack = self.stack
+        return ResourceEnvironment(account=stack.account, region=stack.region)
 
     @property
     def alarm_name(self) -> str:
@@ -282,6 +308,24 @@ class L1Alarm(cloudwatch.AlarmBase):
             self._arn = self.resource.attr_arn
         return self._arn
 
+    @property
+    def alarm_ref(self) -> AlarmReference:
+        """The alarm's name and ARN, as CDK's ``AlarmBase.alarm_ref``."""
+        return AlarmReference(alarm_name=self.alarm_name, alarm_arn=self.alarm_arn)
+
+    def render_alarm_rule(self) -> str:
+        """``ALARM("<arn>")``: this alarm as a composite-alarm rule, as CDK's ``AlarmBase`` renders it."""
+        return f'ALARM("{self.alarm_arn}")'
+
+    def apply_removal_policy(self, policy: RemovalPolicy) -> None:
+        """Apply ``policy`` to the ``AWS::CloudWatch::Alarm``."""
+        self.resource.apply_removal_policy(policy)
+
+    def with_(self, *mixins: IMixin) -> L1Alarm:
+        """Apply ``mixins`` to the construct at ``<id>`` and so to the alarm below it; return this alarm."""
+        self.construct.with_(*mixins)
+        return self
+
     def add_alarm_action(self, *actions: cloudwatch.IAlarmAction) -> None:
         """Run ``actions`` when the alarm goes to ALARM."""
         self._add("alarm_actions", actions)
@@ -296,7 +340,7 @@ class L1Alarm(cloudwatch.AlarmBase):
 
     def _add(self, kind: str, actions: Sequence[cloudwatch.IAlarmAction]) -> None:
         arns = self._actions.setdefault(kind, list(getattr(self.resource, kind) or []))
-        arns.extend(action.bind(self, self).alarm_action_arn for action in actions)
+        arns.extend(action.bind(self.construct, self).alarm_action_arn for action in actions)
         setattr(self.resource, kind, list(arns))
 
 
