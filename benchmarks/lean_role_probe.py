@@ -43,7 +43,7 @@ def lean_roles() -> None:
         base = _roles._stack_basics(stack)
         holder = Construct(scope, id)
         role = iam.CfnRole(holder, "Resource", assume_role_policy_document=_ASSUME)
-        document = iam.PolicyDocument(statements=[*base.statements, *statements])
+        document = iam.PolicyDocument.from_json({"Statement": [*base.statements, *statements]})
         policy_holder = Construct(holder, "DefaultPolicy")
         iam.CfnPolicy(policy_holder, "Resource", policy_document=document, policy_name="ExecutionRoleDefaultPolicy", roles=[role.ref])
         lean = _LeanRole(role.attr_arn, document)
@@ -56,7 +56,9 @@ def lean_roles() -> None:
         return lean, policy_holder
 
     model_module.new_execution_role = new_execution_role  # type: ignore[assignment]
-    model_module.add_statements = lambda role, statements: role.document.add_statements(*statements)  # type: ignore[assignment]
+    model_module.add_statements = lambda role, statements: role.document.add_statements(  # type: ignore[assignment]
+        *(s if isinstance(s, iam.PolicyStatement) else iam.PolicyStatement.from_json(s) for s in statements)
+    )
 
 
 _ASSUME = {

@@ -14,7 +14,7 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from sagemaker_pools import ContainerImage, InstancePool, InstanceScaling, ModelData, PooledEndpoint, PoolModel
-from sagemaker_pools._roles import ExecutionRole
+from sagemaker_pools._roles import ExecutionRole, statement
 from support.synth import new_app, resources, template_of
 
 IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.33.0-lmi15.0.0-cu128"
@@ -71,7 +71,40 @@ def _l2(scope: Construct) -> iam.IRole:
 
 
 def _lean(scope: Construct) -> iam.IRole:
-    return ExecutionRole(scope, "ExecutionRole", statements=[iam.PolicyStatement(actions=["logs:PutLogEvents"], resources=["*"])]).role
+    return ExecutionRole(scope, "ExecutionRole", statements=[statement(["logs:PutLogEvents"], ["*"])]).role
+
+
+#: Statements of the shapes the library writes: several actions and resources, conditions, and
+#: more than one on "*" (which CDK's minimizing merges when their conditions agree).
+FIRST_STATEMENTS = [
+    (["logs:CreateLogGroup", "logs:PutLogEvents"], ["arn:aws:logs:us-east-1:123456789012:log-group:/a/*", "arn:aws:logs:us-east-1:123456789012:log-group:/b/*"], None),
+    (["cloudwatch:PutMetricData"], ["*"], {"StringLike": {"cloudwatch:namespace": ["/aws/sagemaker/*", "AWS/SageMaker*"]}}),
+    (["ec2:CreateNetworkInterface", "ec2:DescribeVpcs"], ["*"], None),
+    (["ecr:GetAuthorizationToken"], ["*"], None),
+    (["s3:GetObject"], [cdk.Fn.join("", ["arn:", cdk.Aws.PARTITION, ":s3:::bucket/prefix/*"])], None),
+    (["s3:ListBucket"], ["arn:aws:s3:::bucket"], {"StringLike": {"s3:prefix": ["prefix/*"]}}),
+]
+
+
+def test_first_statements_as_json_render_as_policy_statements_do() -> None:
+    """The lean role takes its first statements as JSON and makes its document from them in one
+    call; the template is the one ``iam.Role`` writes for the same ``PolicyStatement``s."""
+
+    def l2(scope: Construct) -> iam.IRole:
+        role = iam.Role(scope, "ExecutionRole", assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"))
+        for actions, arns, conditions in FIRST_STATEMENTS:
+            role.add_to_principal_policy(iam.PolicyStatement(actions=actions, resources=arns, conditions=conditions))
+        return role
+
+    def lean(scope: Construct) -> iam.IRole:
+        return ExecutionRole(scope, "ExecutionRole", statements=[statement(*s) for s in FIRST_STATEMENTS]).role
+
+    template = _stack_with(lean, USES["add_to_principal_policy"], "Model")
+    assert template == _stack_with(l2, USES["add_to_principal_policy"], "Model")
+    (policy,) = resources(template, "AWS::IAM::Policy").values()
+    document = policy["Properties"]["PolicyDocument"]["Statement"]
+    assert len(document) < len(FIRST_STATEMENTS) + 1  # minimizing merged something: the comparison covers it
+    assert any(s.get("Condition", {}).get("StringLike", {}).get("s3:prefix") == ["prefix/*"] for s in document)
 
 
 @pytest.mark.parametrize("use", list(USES), ids=list(USES))

@@ -21,6 +21,7 @@ __all__ = [
     "new_execution_role",
     "add_statements",
     "statement",
+    "StatementJson",
     "acknowledge_wildcard",
     "stack_of",
     "stack_partition",
@@ -35,13 +36,16 @@ __all__ = [
 #: containers log to ``/aws/sagemaker/InferenceComponents/<inference component name>``.
 LOG_GROUP_PREFIXES = ("/aws/sagemaker/Endpoints/", "/aws/sagemaker/InferenceComponents/")
 
+#: An IAM policy statement as JSON, as ``iam.PolicyStatement.from_json`` reads it.
+StatementJson = dict[str, Any]
+
 
 def new_execution_role(
     scope: Construct,
     *,
     wildcard_reason: str,
     id: str = "ExecutionRole",
-    statements: Sequence[iam.PolicyStatement] = (),
+    statements: Sequence[StatementJson] = (),
     wildcards: Sequence[tuple[str, str]] = (),
 ) -> tuple["ExecutionRole | iam.Role", Construct | None]:
     """A role SageMaker assumes that may write its endpoint's logs and metrics, plus ``statements``.
@@ -93,8 +97,10 @@ def default_policy_of(role: iam.IRole) -> IConstruct | None:
     return role.node.try_find_child("DefaultPolicy")
 
 
-def add_statements(role: "ExecutionRole | iam.IRole", statements: Sequence[iam.PolicyStatement]) -> Construct | None:
-    """Add ``statements`` to ``role``'s default policy, in order; return that policy.
+def add_statements(
+    role: "ExecutionRole | iam.IRole", statements: Sequence[StatementJson | iam.PolicyStatement]
+) -> Construct | None:
+    """Add ``statements`` (JSON or ``PolicyStatement``) to ``role``'s default policy, in order; return that policy.
 
     For an :class:`ExecutionRole`, one call. For an ``iam.Role``, the same as
     ``role.add_to_principal_policy`` for each, but the second and later statements go to the
@@ -106,6 +112,7 @@ def add_statements(role: "ExecutionRole | iam.IRole", statements: Sequence[iam.P
     if isinstance(role, ExecutionRole):
         role.add_statements(statements)
         return role.default_policy
+    statements = _policy_statements(statements)
     role.add_to_principal_policy(statements[0])
     policy = role.node.try_find_child("DefaultPolicy")
     if not isinstance(policy, iam.Policy):
@@ -116,6 +123,10 @@ def add_statements(role: "ExecutionRole | iam.IRole", statements: Sequence[iam.P
     if len(statements) > 1:
         policy.add_statements(*statements[1:])
     return policy
+
+
+def _policy_statements(statements: Sequence[StatementJson | iam.PolicyStatement]) -> list[iam.PolicyStatement]:
+    return [s if isinstance(s, iam.PolicyStatement) else iam.PolicyStatement.from_json(s) for s in statements]
 
 
 #: The trust policy of every execution role, as ``iam.Role(assumed_by=ServicePrincipal(...))`` renders it.
@@ -135,11 +146,14 @@ class ExecutionRole:
     merges documents, per model; and why no ``IRole`` subclass up front: a Python subclass of a
     jsii class costs Node a registration of its overrides. A model only needs the role's ARN and
     its statements, so :attr:`role` (the ``IRole`` users and grants see) is made on first use.
+    The first statements arrive as JSON and become the document in one round trip
+    (``PolicyDocument.from_json``, not one ``PolicyStatement`` each); the document is still CDK's,
+    so it renders (merges, minimizes) as an ``iam.Role``'s does.
 
     Args:
         scope: parent construct.
         id: construct id.
-        statements: the default policy's first statements, in order.
+        statements: the default policy's first statements (JSON), in order.
 
     Attributes:
         construct: the construct at ``<id>`` (the L2's path), parent of both resources.
@@ -151,12 +165,12 @@ class ExecutionRole:
             for the permissions).
     """
 
-    def __init__(self, scope: Construct, id: str, *, statements: Sequence[iam.PolicyStatement] = ()) -> None:
+    def __init__(self, scope: Construct, id: str, *, statements: Sequence[StatementJson] = ()) -> None:
         self.construct = Construct(scope, id)
         self.resource = iam.CfnRole(self.construct, "Resource", assume_role_policy_document=_SAGEMAKER_TRUST)
         self.role_arn: str = self.resource.attr_arn
         self.role_name: str = self.resource.ref
-        self.document = iam.PolicyDocument(statements=list(statements))
+        self.document = iam.PolicyDocument.from_json({"Statement": list(statements)})
         self.default_policy = Construct(self.construct, "DefaultPolicy")
         path = [*path_of(scope).split("/"), id, "DefaultPolicy", "Resource"]
         iam.CfnPolicy(
@@ -169,9 +183,9 @@ class ExecutionRole:
         )
         self._role: _RoleView | None = None
 
-    def add_statements(self, statements: Sequence[iam.PolicyStatement]) -> None:
-        """Append ``statements`` to the default policy, in order (one call for all)."""
-        self.document.add_statements(*statements)
+    def add_statements(self, statements: Sequence[StatementJson | iam.PolicyStatement]) -> None:
+        """Append ``statements`` (JSON or ``PolicyStatement``) to the default policy, in order."""
+        self.document.add_statements(*_policy_statements(statements))
 
     @property
     def role(self) -> iam.IRole:
@@ -370,13 +384,11 @@ class _StackBasics:
         )
         self.statements = (
             statement(
-                stack,
                 ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
                 self.log_groups,
             ),
             # PutMetricData has no resource-level permissions: AWS requires "*"; narrowed by namespace.
             statement(
-                stack,
                 ["cloudwatch:PutMetricData"],
                 ["*"],
                 {"StringLike": {"cloudwatch:namespace": ["/aws/sagemaker/*", "AWS/SageMaker*"]}},
@@ -395,29 +407,13 @@ class _StackBasics:
 _BASICS: "weakref.WeakKeyDictionary[Stack, _StackBasics]" = weakref.WeakKeyDictionary()
 
 
-def statement(
-    stack: Stack, actions: Sequence[str], resources: Sequence[str], conditions: Mapping[str, Any] | None = None
-) -> iam.PolicyStatement:
-    """An Allow statement of ``actions`` on ``resources``, made once per stack and value.
-
-    Every role of a stack that needs the same statement (the logs and metrics statements, pulling
-    the same image, ``ecr:GetAuthorizationToken``) shares one object: a statement is one round trip
-    to Node to make, and nothing changes a statement once it is in a policy document (CDK freezes
-    it there; merging and minimizing make new statements).
-    """
-    cache = _STATEMENTS.get(stack)
-    if cache is None:
-        cache = _STATEMENTS[stack] = {}
-    key = json.dumps([list(actions), list(resources), conditions], sort_keys=True)
-    made = cache.get(key)
-    if made is None:
-        made = cache[key] = iam.PolicyStatement(
-            actions=list(actions), resources=list(resources), conditions=dict(conditions) if conditions else None
-        )
+def statement(actions: Sequence[str], resources: Sequence[str], conditions: Mapping[str, Any] | None = None) -> StatementJson:
+    """An Allow statement of ``actions`` on ``resources`` as JSON (for :class:`ExecutionRole`'s
+    first statements: no round trip to Node until its document is made from them)."""
+    made: StatementJson = {"Action": list(actions), "Effect": "Allow", "Resource": list(resources)}
+    if conditions:
+        made["Condition"] = dict(conditions)
     return made
-
-
-_STATEMENTS: "weakref.WeakKeyDictionary[Stack, dict[str, iam.PolicyStatement]]" = weakref.WeakKeyDictionary()
 
 
 def _stack_basics(stack: Stack) -> _StackBasics:

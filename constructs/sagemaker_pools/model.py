@@ -23,7 +23,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from ._l1 import l1_properties
-from ._roles import ExecutionRole, acknowledge_wildcard, add_statements, as_role, new_execution_role, remember_stack, stack_of, stack_partition, statement
+from ._roles import ExecutionRole, acknowledge_wildcard, add_statements, as_role, new_execution_role, remember_stack, stack_of, stack_partition, statement, StatementJson
 from ._tokens import is_unresolved
 from ._validate import check_environment, check_name
 from .errors import PoolConfigError
@@ -351,8 +351,7 @@ class PoolModel(Construct):
         if model._created_role is not None and artifacts_key is not None:
             # The KMS statement comes before the image-pull ones, as the grants were written.
             artifacts_key.grant_decrypt(as_role(model._created_role))
-            stack = stack_of(model)
-            add_statements(model._created_role, [statement(stack, g["actions"], g["resource_arns"]) for g in image_grants])
+            add_statements(model._created_role, [statement(g["actions"], g["resource_arns"]) for g in image_grants])
         model._after_grants()
         return model
 
@@ -390,13 +389,12 @@ class PoolModel(Construct):
         self._created_role: ExecutionRole | iam.Role | None = None
         self._default_policy: Construct | None = None
         if role is None:
-            stack = stack_of(self)
-            statements: list[iam.PolicyStatement] = []
+            statements: list[StatementJson] = []
             if vpc is not None:
                 # The ENI actions do not support resource-level permissions: AWS requires "*".
-                statements.append(statement(stack, _VPC_ACTIONS, ["*"]))
+                statements.append(statement(_VPC_ACTIONS, ["*"]))
             # The statements Grant.add_to_principal would make, added to the role in one batch.
-            statements += [statement(stack, g["actions"], g["resource_arns"], g.get("conditions")) for g in grants]
+            statements += [statement(g["actions"], g["resource_arns"], g.get("conditions")) for g in grants]
             self._created_role, self._default_policy = new_execution_role(
                 self,
                 wildcard_reason="ecr:GetAuthorizationToken, cloudwatch:PutMetricData (narrowed by namespace) and the "
