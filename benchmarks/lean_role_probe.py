@@ -35,11 +35,11 @@ def lean_roles() -> None:
     from constructs import Construct
 
     import sagemaker_pools.model as model_module
-    from sagemaker_pools import _roles
+    from sagemaker_pools import _roles, _tree
 
     def new_execution_role(scope: Construct, *, wildcard_reason: str, id: str = "ExecutionRole", statements=(), wildcards=()):  # type: ignore[no-untyped-def]
         del wildcard_reason
-        stack = _roles.stack_of(scope)
+        stack = _tree.stack_of(scope)
         base = _roles._stack_basics(stack)
         holder = Construct(scope, id)
         role = iam.CfnRole(holder, "Resource", assume_role_policy_document=_ASSUME)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 import weakref
 from collections.abc import Mapping, Sequence
@@ -14,6 +12,8 @@ from aws_cdk import Acknowledgment, RemovalPolicy, Resource, Stack, Validations
 from aws_cdk import aws_iam as iam
 from constructs import Construct, IConstruct
 
+from ._tree import logical_id, path_of, remember_stack, stack_of, stack_partition, stack_path_of
+
 __all__ = [
     "ExecutionRole",
     "as_role",
@@ -23,10 +23,6 @@ __all__ = [
     "statement",
     "StatementJson",
     "acknowledge_wildcard",
-    "stack_of",
-    "stack_partition",
-    "remember_stack",
-    "path_of",
     "LOG_GROUP_PREFIXES",
 ]
 
@@ -74,7 +70,7 @@ def new_execution_role(
     else:
         role = ExecutionRole(scope, id, statements=all_statements)
         policy, holder = role.default_policy, role.construct
-    _STACKS[holder] = stack
+    remember_stack(holder, scope)
     # One acknowledge call for all (each call is a round trip to Node).
     Validations.of(holder).acknowledge(
         Acknowledgment(id="AwsSolutions::AwsSolutions-IAM5[Resource::*]", reason=wildcard_reason),
@@ -179,7 +175,7 @@ class ExecutionRole:
             policy_document=self.document,
             roles=[self.role_name],
             # As iam.Policy names itself: the last 128 characters of its resource's logical id.
-            policy_name=_logical_id(stack_path_of(scope), path)[-128:],
+            policy_name=logical_id(stack_path_of(scope), path)[-128:],
         )
         self._role: _RoleView | None = None
 
@@ -286,77 +282,6 @@ class _RoleView(Resource):
     def apply_removal_policy(self, policy: RemovalPolicy) -> None:
         """Apply ``policy`` to the ``AWS::IAM::Role``."""
         self.owner.resource.apply_removal_policy(policy)
-
-
-def _logical_id(stack_path: str, path: Sequence[str]) -> str:
-    """The logical id ``Stack.allocate_logical_id`` gives the element at ``path`` (its construct
-    path's components) in the stack at ``stack_path``: aws-cdk-lib's ``makeUniqueId`` over the
-    components below the stack (the human-readable ids, less ``Default`` and ``Resource``, then an
-    MD5 of the whole path). Here so that a policy is named without a round trip to resolve it."""
-    below = [c for c in path[len(stack_path.split("/")) :] if c != "Default"]
-    if len(below) == 1 and len(_alphanumeric(below[0])) <= 255:
-        return _alphanumeric(below[0])
-    digest = hashlib.md5("/".join(below).encode()).hexdigest()[:8].upper()  # noqa: S324 - an id, not security
-    human: list[str] = []
-    for component in below:
-        if not human or not human[-1].endswith(component):
-            human.append(component)
-    return "".join(_alphanumeric(c) for c in human if c != "Resource")[:240] + digest
-
-
-def _alphanumeric(value: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]", "", value)
-
-
-def stack_path_of(construct: Construct) -> str:
-    """The construct path of ``construct``'s stack, asked of Node once per stack."""
-    return path_of(stack_of(construct))
-
-
-def stack_of(construct: Construct) -> Stack:
-    """``Stack.of(construct)``, asked of Node once per construct (a construct never changes stacks)."""
-    if isinstance(construct, Stack):
-        return construct
-    stack = _STACKS.get(construct)
-    if stack is None:
-        stack = _STACKS[construct] = Stack.of(construct)
-    return stack
-
-
-def stack_partition(stack: Stack) -> str:
-    """``stack.partition`` (a literal where the stack's region is known), asked of Node once per stack."""
-    partition = _PARTITIONS.get(stack)
-    if partition is None:
-        partition = _PARTITIONS[stack] = stack.partition
-    return partition
-
-
-_PARTITIONS: "weakref.WeakKeyDictionary[Stack, str]" = weakref.WeakKeyDictionary()
-
-
-def remember_stack(construct: Construct, scope: Construct, id: str | None = None) -> None:
-    """Record that ``construct`` (just made under ``scope``) is in ``scope``'s stack, and with
-    ``id`` its construct path where ``scope``'s is known (a stack's, or one recorded so)."""
-    _STACKS[construct] = stack_of(scope)
-    if id is not None:
-        scope_path = path_of(scope) if isinstance(scope, Stack) else _PATHS.get(scope)
-        if scope_path is not None:
-            _PATHS[construct] = f"{scope_path}/{id}"
-
-
-def path_of(construct: Construct) -> str:
-    """``construct.node.path``, asked of Node only where it was not recorded (see
-    :func:`remember_stack`; a stack's is asked once)."""
-    path = _PATHS.get(construct)
-    if path is None:
-        path = _PATHS[construct] = construct.node.path
-    return path
-
-
-_PATHS: "weakref.WeakKeyDictionary[Construct, str]" = weakref.WeakKeyDictionary()
-
-
-_STACKS: "weakref.WeakKeyDictionary[Construct, Stack]" = weakref.WeakKeyDictionary()
 
 
 class _StackBasics:

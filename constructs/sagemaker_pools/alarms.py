@@ -30,7 +30,7 @@ from aws_cdk.interfaces import ResourceEnvironment
 from aws_cdk.interfaces.aws_cloudwatch import AlarmReference
 from constructs import Construct, IMixin, Node
 
-from ._roles import stack_of
+from ._tree import stack_of
 from ._tokens import is_unresolved
 from ._validate import check_int_range, duration_facts, seconds_in_range
 from .errors import PoolConfigError

@@ -28,6 +28,7 @@ from constructs import Construct, IConstruct
 from ._l1 import l1_properties
 from ._roles import as_role, default_policy_of, new_execution_role
 from ._tokens import is_unresolved
+from ._tree import remember_stack
 from ._validate import check_int_range, check_min_max, check_name, check_tags, seconds_in_range
 from .async_inference import AsyncInference
 from .deployment import DeploymentPolicy
@@ -74,6 +75,7 @@ class EndpointBase(Resource):
 
     def __init__(self, scope: Construct, id: str, *, variant_name: str) -> None:
         super().__init__(scope, id)
+        remember_stack(self, scope, id)
         self.variant_name = variant_name
 
     def pools_or(self, pools: Sequence[InstancePool] | None, field: str) -> tuple[InstancePool, ...]:

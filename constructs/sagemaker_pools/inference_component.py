@@ -30,6 +30,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from ._tokens import is_unresolved
+from ._tree import remember_stack
 from ._validate import check_int_range, check_min_max, check_name, check_tags, seconds_in_range, seconds_of
 from .errors import PoolConfigError
 from .hardware import InstanceHardware, hardware_of
@@ -330,6 +331,7 @@ class InferenceComponent(Resource):
         check_tags(tags, f"{field_}.tags")
 
         super().__init__(scope, id)
+        remember_stack(self, scope, id)
         self.endpoint = endpoint
         self.specifications: tuple[ComponentSpec, ...] = specs
         self.copy_count = copy_count

@@ -23,7 +23,8 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from ._l1 import l1_properties
-from ._roles import ExecutionRole, acknowledge_wildcard, add_statements, as_role, new_execution_role, remember_stack, stack_of, stack_partition, statement, StatementJson
+from ._roles import ExecutionRole, StatementJson, acknowledge_wildcard, add_statements, as_role, new_execution_role, statement
+from ._tree import remember_stack, stack_of, stack_partition
 from ._tokens import is_unresolved
 from ._validate import check_environment, check_name
 from .errors import PoolConfigError

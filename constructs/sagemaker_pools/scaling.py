@@ -26,13 +26,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import jsii
-from aws_cdk import CfnResource, Duration, Names
+from aws_cdk import CfnResource, Duration
 from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
 from ._l1 import l1_properties
 from ._tokens import is_unresolved
+from ._tree import path_of, remember_stack, unique_id
 from ._validate import check_int_range, check_min_max, seconds_in_range
 from .errors import PoolConfigError
 from .metrics import DEFAULT_UTILIZATION_STRATEGY, MetricSource, UtilizationStrategy, weighted_utilization_query
@@ -231,6 +232,7 @@ class ScalableCapacity(Construct):
                 f"{field}.scalable_dimension", scalable_dimension, f"{VARIANT_INSTANCE_COUNT} or {INFERENCE_COMPONENT_COPY_COUNT}"
             )
         super().__init__(scope, id)
+        remember_stack(self, scope, id)
         self._field = field
         self.resource_id = resource_id
         self.scalable_dimension = scalable_dimension
@@ -253,15 +255,14 @@ class ScalableCapacity(Construct):
         policy = appscaling.CfnScalingPolicy(
             self,
             id,
-            policy_name="placeholder",
+            # Unique per scalable target and stable: Names.unique_id of the policy, from its construct path.
+            policy_name=unique_id([*path_of(self).split("/"), id]),
             policy_type=policy_type,
             service_namespace=SERVICE_NAMESPACE,
             resource_id=self.resource_id,
             scalable_dimension=self.scalable_dimension,
             **config,  # type: ignore[arg-type]
         )
-        # Unique per scalable target and stable: derived from the construct path.
-        policy.policy_name = Names.unique_id(policy)
         policy.add_resource_dependency(self.target)
         return policy
 

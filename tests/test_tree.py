@@ -1,0 +1,62 @@
+"""The ids the library derives from construct paths in Python are the ones CDK derives in Node."""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk import Names
+from aws_cdk import aws_applicationautoscaling as appscaling
+from constructs import Construct
+
+from sagemaker_pools import InstancePool, PooledEndpoint, PoolModel, ContainerImage, ModelData
+from sagemaker_pools._tree import logical_id, path_of, unique_id
+from support.synth import new_app, resources, template_of
+
+IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.33.0-lmi15.0.0-cu128"
+
+#: Paths below a stack: one component, Default (hidden), repeats (dropped from the readable part),
+#: Resource (dropped from it too), non-alphanumerics, and readable parts past 240 characters.
+PATHS = {
+    "one": ["Endpoint"],
+    "one, not alphanumeric": ["my-endpoint.v2"],
+    "one, too long to keep": ["E" * 256],
+    "default hidden": ["Model", "Default", "Resource"],
+    "repeats": ["Scaling", "Scaling", "ScalingPolicy", "Policy"],
+    "resource": ["Llm", "ExecutionRole", "DefaultPolicy", "Resource"],
+    "long": ["A" * 150, "B" * 150, "Resource"],
+}
+
+
+@pytest.mark.parametrize("below", list(PATHS.values()), ids=list(PATHS))
+def test_unique_and_logical_ids_are_cdks(below: list[str]) -> None:
+    app = new_app()
+    stage = cdk.Stage(app, "Prod")
+    stack = cdk.Stack(stage, "Fleet")
+    scope: Construct = stack
+    for component in below[:-1]:
+        scope = Construct(scope, component)
+    leaf = cdk.CfnResource(scope, below[-1], type="AWS::SNS::Topic")
+    assert unique_id(path_of(leaf).split("/")) == Names.unique_id(leaf)
+    assert logical_id(path_of(stack), path_of(leaf).split("/")) == stack.resolve(leaf.logical_id)
+
+
+def test_a_unique_id_needs_a_component() -> None:
+    with pytest.raises(ValueError):
+        unique_id(["Default"])
+
+
+def test_a_scaling_policy_is_named_as_names_unique_id_names_it() -> None:
+    """Under a stack (whose endpoint's path the library records) and deeper (where it asks Node)."""
+    for parent_of in (lambda stack: stack, lambda stack: Construct(Construct(stack, "Team"), "Service")):
+        stack = cdk.Stack(new_app(), "Fleet")
+        parent = parent_of(stack)
+        model = PoolModel(parent, "Model", image=ContainerImage.from_image_uri(IMAGE),
+                          model_data=ModelData.from_s3_object("my-llm-artifacts", "llm/model.tar.gz"))
+        endpoint = PooledEndpoint(
+            parent, "Endpoint", model=model,
+            pools=[InstancePool(instance_type="ml.g6e.48xlarge", max_concurrency=32), InstancePool(instance_type="ml.g6.48xlarge", max_concurrency=16)],
+        )
+        endpoint.auto_scale(min_capacity=1, max_capacity=4).scale_on_weighted_utilization(target=0.7)
+        (policy,) = [c for c in endpoint.auto_scaling.node.children if isinstance(c, appscaling.CfnScalingPolicy)]  # type: ignore[union-attr]
+        (rendered,) = resources(template_of(stack), "AWS::ApplicationAutoScaling::ScalingPolicy").values()
+        assert rendered["Properties"]["PolicyName"] == Names.unique_id(policy)
