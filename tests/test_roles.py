@@ -151,10 +151,16 @@ def test_role_customization_gets_an_iam_role() -> None:
 
     customized = cdk.Stack(new_app(), "Customized")
     iam.Role.customize_roles(customized)
-    for stack in (customized, OwnIds(new_app(), "OwnIds")):
+    own_ids = OwnIds(new_app(), "OwnIds")
+    for stack in (customized, own_ids):
         model = PoolModel(stack, "Int4", image=ContainerImage.from_image_uri(IMAGE),
                           model_data=ModelData.from_s3_object("my-llm-artifacts", "llm/int4/model.tar.gz"))
         assert isinstance(model.role, iam.Role)
+    # An iam.Role's policy is a construct: the model still waits for it.
+    template = template_of(own_ids)
+    (policy_id,) = resources(template, "AWS::IAM::Policy")
+    (cfn_model,) = resources(template, "AWS::SageMaker::Model").values()
+    assert policy_id.startswith("Own") and policy_id in cfn_model["DependsOn"]
     plain = PoolModel(cdk.Stack(new_app(), "Plain"), "Int4", image=ContainerImage.from_image_uri(IMAGE))
     assert isinstance(plain._created_role, ExecutionRole) and not isinstance(plain.role, iam.Role)
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import jsii
-from aws_cdk import Acknowledgment, RemovalPolicy, Resource, Stack, Validations
+from aws_cdk import Acknowledgment, CfnResource, RemovalPolicy, Resource, Stack, Validations
 from aws_cdk import aws_iam as iam
 from constructs import Construct, IConstruct
 
@@ -19,6 +19,7 @@ __all__ = [
     "as_role",
     "default_policy_of",
     "new_execution_role",
+    "wait_for",
     "add_statements",
     "statement",
     "StatementJson",
@@ -43,14 +44,15 @@ def new_execution_role(
     id: str = "ExecutionRole",
     statements: Sequence[StatementJson] = (),
     wildcards: Sequence[tuple[str, str]] = (),
-) -> tuple["ExecutionRole | iam.Role", Construct | None]:
+) -> tuple["ExecutionRole | iam.Role", IConstruct | None]:
     """A role SageMaker assumes that may write its endpoint's logs and metrics, plus ``statements``.
 
     ``wildcard_reason`` says why every ``"*"`` resource the caller adds (or this function's
     ``cloudwatch:PutMetricData``) is one AWS requires; it becomes the cdk-nag acknowledgment, so
     cdk-nag users need not repeat it. ``wildcards`` are further ``(resource ARN, reason)`` pairs
     acknowledged as :func:`acknowledge_wildcard` does. Returns the role and its default policy
-    (the construct to wait for; ``None`` only where CDK's role customization replaces the role).
+    (what to wait for, see :func:`wait_for`; ``None`` only where CDK's role customization
+    replaces the role).
 
     The role is an :class:`ExecutionRole` (L1s; its ``IRole`` made on first use); where CDK's
     role customization applies (``@aws-cdk/iam:customizeRoles``, which only ``iam.Role``
@@ -62,14 +64,14 @@ def new_execution_role(
     base = _stack_basics(stack)
     all_statements = [*base.statements, *statements]
     role: ExecutionRole | iam.Role
-    policy: Construct | None
+    policy: IConstruct | None
     if base.l2_roles:
         role = iam.Role(scope, id, assumed_by=base.principal)
         policy = add_statements(role, all_statements)
         holder: Construct = role
     else:
         role = ExecutionRole(scope, id, statements=all_statements)
-        policy, holder = role.default_policy, role.construct
+        policy, holder = role.policy, role.construct
     remember_stack(holder, scope)
     # One acknowledge call for all (each call is a round trip to Node).
     Validations.of(holder).acknowledge(
@@ -86,11 +88,21 @@ def as_role(role: "ExecutionRole | iam.IRole") -> iam.IRole:
 
 
 def default_policy_of(role: iam.IRole) -> IConstruct | None:
-    """The construct holding ``role``'s default policy (what to wait for before SageMaker checks
-    the role), or ``None``: an :class:`ExecutionRole`'s, or an ``iam.Role``'s ``DefaultPolicy``."""
+    """``role``'s default policy (what to wait for before SageMaker checks the role), or ``None``:
+    an :class:`ExecutionRole`'s ``CfnPolicy``, or an ``iam.Role``'s ``DefaultPolicy`` construct."""
     if isinstance(role, _RoleView):
-        return role.owner.default_policy
+        return role.owner.policy
     return role.node.try_find_child("DefaultPolicy")
+
+
+def wait_for(resource: CfnResource, policy: IConstruct) -> None:
+    """Make ``resource`` wait for ``policy`` (``DependsOn``): an L1 policy directly, in one round
+    trip to Node; a construct (an ``iam.Policy``) through the construct tree, as
+    ``node.add_dependency`` does, in two. The template is the same either way."""
+    if isinstance(policy, CfnResource):
+        resource.add_dependency(policy)
+    else:
+        resource.node.add_dependency(policy)
 
 
 def add_statements(
@@ -157,8 +169,9 @@ class ExecutionRole:
         document: the default policy's ``PolicyDocument``.
         role_arn: the role's ARN (``Fn::GetAtt Arn``).
         role_name: the role's name (a ``Ref``).
-        default_policy: the construct that holds the ``AWS::IAM::Policy`` (depend on it to wait
-            for the permissions).
+        default_policy: the construct at ``<id>/DefaultPolicy`` (the L2's path), which holds the
+            ``AWS::IAM::Policy``.
+        policy: that ``CfnPolicy`` (what a resource waits for, to wait for the permissions).
     """
 
     def __init__(self, scope: Construct, id: str, *, statements: Sequence[StatementJson] = ()) -> None:
@@ -169,7 +182,7 @@ class ExecutionRole:
         self.document = iam.PolicyDocument.from_json({"Statement": list(statements)})
         self.default_policy = Construct(self.construct, "DefaultPolicy")
         path = [*path_of(scope).split("/"), id, "DefaultPolicy", "Resource"]
-        iam.CfnPolicy(
+        self.policy = iam.CfnPolicy(
             self.default_policy,
             "Resource",
             policy_document=self.document,

@@ -26,7 +26,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct, IConstruct
 
 from ._l1 import l1_properties
-from ._roles import as_role, default_policy_of, new_execution_role
+from ._roles import as_role, default_policy_of, new_execution_role, wait_for
 from ._tokens import is_unresolved
 from ._tree import remember_stack
 from ._validate import check_int_range, check_min_max, check_name, check_tags, seconds_in_range
@@ -414,7 +414,7 @@ class PooledEndpoint(EndpointBase):
         if execution_policy is not None:
             # CreateEndpointConfig checks that SageMaker can assume the role: create the config
             # once the role's policy exists too.
-            self.endpoint_config.node.add_dependency(execution_policy)
+            wait_for(self.endpoint_config, execution_policy)
         if async_inference is not None and self.async_bucket is not None:
             self._grant_async_to_models(async_inference, self.async_bucket)
         self._resource = sagemaker.CfnEndpoint(

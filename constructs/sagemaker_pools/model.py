@@ -20,10 +20,10 @@ from aws_cdk import aws_ecr as ecr
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sagemaker as sagemaker
-from constructs import Construct
+from constructs import Construct, IConstruct
 
 from ._l1 import l1_properties
-from ._roles import ExecutionRole, StatementJson, acknowledge_wildcard, add_statements, as_role, new_execution_role, statement
+from ._roles import ExecutionRole, StatementJson, acknowledge_wildcard, add_statements, as_role, new_execution_role, statement, wait_for
 from ._tree import remember_stack, stack_of, stack_partition
 from ._tokens import is_unresolved
 from ._validate import check_environment, check_name
@@ -388,7 +388,7 @@ class PoolModel(Construct):
             raise PoolConfigError("PoolModel.vpc", None, "a VPC whenever vpc_subnets or security_groups is given")
 
         self._created_role: ExecutionRole | iam.Role | None = None
-        self._default_policy: Construct | None = None
+        self._default_policy: IConstruct | None = None
         if role is None:
             statements: list[StatementJson] = []
             if vpc is not None:
@@ -444,7 +444,7 @@ class PoolModel(Construct):
         # CreateModel checks that the role can reach the image and the data: create the model
         # only once the role's policy exists (the role itself is already a GetAtt dependency).
         if self._default_policy is not None:
-            self._resource.node.add_dependency(self._default_policy)
+            wait_for(self._resource, self._default_policy)
 
     @staticmethod
     def _subnet_kwargs(selection: ec2.SubnetSelection | None) -> dict[str, Any]:
