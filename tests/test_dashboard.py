@@ -154,3 +154,19 @@ def test_imported_endpoint_needs_pools() -> None:
     dashboard = PoolDashboard(stack, "D2", endpoints=[PooledEndpoint(stack, "First", model=imported_model(stack), pools=pools)])
     dashboard.add_endpoint(PooledEndpoint.from_endpoint_name(stack, "E2", "other"), pools=pools)
     assert dashboard.widget_count == 14
+
+
+def test_adding_an_endpoint_later_renders_what_listing_it_renders() -> None:
+    """The body goes to Node once for the endpoints listed, and again on each ``add_endpoint``."""
+    bodies = []
+    for later in (False, True):
+        stack = new_stack()
+        first = PooledEndpoint(stack, "First", model=imported_model(stack), pools=POOLS)
+        second = PooledEndpoint(stack, "Second", model=imported_model(stack, "other-model"), pools=POOLS)
+        dashboard = PoolDashboard(stack, "D", endpoints=[first] if later else [first, second])
+        if later:
+            alone = stack.resolve(dashboard.dashboard.dashboard_body)
+            dashboard.add_endpoint(second)
+            assert stack.resolve(dashboard.dashboard.dashboard_body) != alone
+        bodies.append(template_of(stack)["Resources"][stack.resolve(dashboard.dashboard.logical_id)])
+    assert bodies[0] == bodies[1]

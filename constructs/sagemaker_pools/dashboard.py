@@ -81,14 +81,15 @@ class PoolDashboard(Construct):
         super().__init__(scope, id)
         self._widgets: list[dict[str, Any]] = []
         self._next_row = 0
-        self.dashboard = cloudwatch.CfnDashboard(self, "Resource", dashboard_name=dashboard_name, dashboard_body=self._body())
         self.utilization_target = utilization_target
         self.period = period
         self._period_s = seconds_of(period)
         self.widget_count = 0
         self.metric_count = 0
         for endpoint in endpoints:
-            self.add_endpoint(endpoint)
+            self._add(endpoint, None)
+        # The body goes to Node once, with every endpoint's widgets (add_endpoint sends it again).
+        self.dashboard = cloudwatch.CfnDashboard(self, "Resource", dashboard_name=dashboard_name, dashboard_body=self._body())
 
     def add_endpoint(self, endpoint: EndpointBase, *, pools: Sequence[InstancePool] | None = None) -> None:
         """Add the header and graphs of ``endpoint`` (``pools`` required for an imported endpoint).
@@ -96,6 +97,10 @@ class PoolDashboard(Construct):
         Raises:
             PoolConfigError: no pools, or CloudWatch's widget or metric limits would be exceeded.
         """
+        self._add(endpoint, pools)
+        self.dashboard.dashboard_body = self._body()
+
+    def _add(self, endpoint: EndpointBase, pools: Sequence[InstancePool] | None) -> None:
         field = "PoolDashboard.endpoints"
         resolved = endpoint.pools_or(pools, field)
         types = [p.instance_type for p in resolved]
@@ -184,7 +189,6 @@ class PoolDashboard(Construct):
                 }
             )
         self._next_row = top + 2 + _GRAPH_HEIGHT * -(-len(graphs) // 3)
-        self.dashboard.dashboard_body = self._body()
 
     def _body(self) -> str:
         # Tokens (endpoint names, the region) stay "${Token[...]}" inside the JSON text and
