@@ -100,7 +100,7 @@ def wait_for(resource: CfnResource, policy: IConstruct) -> None:
     trip to Node; a construct (an ``iam.Policy``) through the construct tree, as
     ``node.add_dependency`` does, in two. The template is the same either way."""
     if isinstance(policy, CfnResource):
-        resource.add_dependency(policy)
+        resource.add_resource_dependency(policy)
     else:
         resource.node.add_dependency(policy)
 
