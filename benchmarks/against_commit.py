@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""The library as it is against the library at an earlier commit, both against the L1 twin, in
+one run: interleaved triples (now, then, twin) of fresh processes, as ``run.py`` measures them.
+
+    python benchmarks/against_commit.py 2f548b5 --fleet 50 --pairs 7
+
+On a shared machine two ``make bench`` runs of the same code can differ by more than a change
+is worth; within one run the three sides see the same load, so the per-triple ratios (now ÷ twin,
+then ÷ twin, now ÷ then; median [min, max]) show what the change did. The earlier commit is
+checked out in a temporary git worktree (removed afterwards) and its ``benchmarks/lib_app.py``
+runs against its own package; the CLI environment (cdk.json's context) is this checkout's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import runpy
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+SIDES = ("now", "then", "l1")
+
+
+def run_then(worktree: Path, argv: list[str]) -> None:
+    """Run ``worktree``'s ``benchmarks/lib_app.py argv`` against ``worktree``'s package."""
+    sys.path.insert(0, str(worktree / "constructs"))
+    import sagemaker_pools
+
+    if not Path(sagemaker_pools.__file__).resolve().is_relative_to(worktree.resolve()):
+        raise SystemExit(f"the earlier side imported {sagemaker_pools.__file__}, not {worktree}'s package")
+    script = worktree / "benchmarks" / "lib_app.py"
+    sys.argv = [str(script), *argv]
+    runpy.run_path(str(script), run_name="__main__")
+
+
+def compare(commit: str, fleet: int, pairs: int) -> None:
+    """Warm-up, then ``pairs`` interleaved triples; print each triple and the ratios."""
+    import run
+
+    resolved = subprocess.run(["git", "rev-parse", "--short", commit], cwd=ROOT, check=True, capture_output=True, text=True).stdout.strip()
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, check=True, capture_output=True, text=True).stdout.strip()
+    worktree = Path(tempfile.mkdtemp(prefix="against-")) / resolved
+    subprocess.run(["git", "worktree", "add", "--detach", "--quiet", str(worktree), resolved], cwd=ROOT, check=True)
+    try:
+        original = run.command
+
+        def command(side: str, n: int | None) -> list[str]:
+            if side == "then":
+                return [str(Path(__file__).resolve()), "--run-then", str(worktree), "--fleet", str(n)]
+            return original("lib" if side == "now" else side, n)
+
+        run.command = command  # type: ignore[assignment]
+        for side in SIDES:
+            run.run_once(side, fleet)
+        walls: dict[str, list[float]] = {side: [] for side in SIDES}
+        for i in range(pairs):
+            for side in SIDES:
+                walls[side].append(run.run_once(side, fleet)["wall_s"])
+            print(f"triple {i + 1}/{pairs}: " + ", ".join(f"{s} {walls[s][-1]:.2f} s" for s in SIDES), file=sys.stderr, flush=True)
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], cwd=ROOT, check=False)
+        shutil.rmtree(worktree.parent, ignore_errors=True)
+
+    def ratio(a: str, b: str) -> str:
+        values = [x / y for x, y in zip(walls[a], walls[b])]
+        return f"{statistics.median(values):.3f} [{min(values):.3f}, {max(values):.3f}]"
+
+    print(f"fleet of {fleet}, {pairs} triples; now = {head} (working tree), then = {resolved}; wall, median [min, max]")
+    for side in SIDES:
+        print(f"  {side:4s} {statistics.median(walls[side]):6.2f} s")
+    print(f"  now ÷ L1 twin   {ratio('now', 'l1')}")
+    print(f"  then ÷ L1 twin  {ratio('then', 'l1')}")
+    print(f"  now ÷ then      {ratio('now', 'then')}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("commit", nargs="?", help="the earlier commit (anything git rev-parse takes)")
+    parser.add_argument("--fleet", type=int, default=50)
+    parser.add_argument("--pairs", type=int, default=7)
+    parser.add_argument("--run-then", type=Path, default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.run_then is not None:
+        run_then(args.run_then, ["--fleet", str(args.fleet)])
+    elif args.commit is None:
+        parser.error("the earlier commit is required")
+    else:
+        compare(args.commit, args.fleet, args.pairs)
+
+
+if __name__ == "__main__":
+    main()
