@@ -61,24 +61,27 @@ def compare(commit: str, fleet: int, pairs: int) -> None:
         for side in SIDES:
             run.run_once(side, fleet)
         walls: dict[str, list[float]] = {side: [] for side in SIDES}
+        cpus: dict[str, list[float]] = {side: [] for side in SIDES}
         for i in range(pairs):
             for side in SIDES:
-                walls[side].append(run.run_once(side, fleet)["wall_s"])
+                measured = run.run_once(side, fleet)
+                walls[side].append(measured["wall_s"])
+                cpus[side].append(measured["cpu_s"])
             print(f"triple {i + 1}/{pairs}: " + ", ".join(f"{s} {walls[s][-1]:.2f} s" for s in SIDES), file=sys.stderr, flush=True)
     finally:
         subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], cwd=ROOT, check=False)
         shutil.rmtree(worktree.parent, ignore_errors=True)
 
-    def ratio(a: str, b: str) -> str:
-        values = [x / y for x, y in zip(walls[a], walls[b])]
+    def ratio(measure: dict[str, list[float]], a: str, b: str) -> str:
+        values = [x / y for x, y in zip(measure[a], measure[b])]
         return f"{statistics.median(values):.3f} [{min(values):.3f}, {max(values):.3f}]"
 
-    print(f"fleet of {fleet}, {pairs} triples; now = {head} (working tree), then = {resolved}; wall, median [min, max]")
+    print(f"fleet of {fleet}, {pairs} triples; now = {head} (working tree), then = {resolved}; median [min, max]")
+    print("                 wall                    CPU (user + system, Python and Node)")
     for side in SIDES:
-        print(f"  {side:4s} {statistics.median(walls[side]):6.2f} s")
-    print(f"  now ÷ L1 twin   {ratio('now', 'l1')}")
-    print(f"  then ÷ L1 twin  {ratio('then', 'l1')}")
-    print(f"  now ÷ then      {ratio('now', 'then')}")
+        print(f"  {side:4s}           {statistics.median(walls[side]):6.2f} s                {statistics.median(cpus[side]):6.2f} s")
+    for a, b, label in (("now", "l1", "now ÷ L1 twin "), ("then", "l1", "then ÷ L1 twin"), ("now", "then", "now ÷ then    ")):
+        print(f"  {label} {ratio(walls, a, b)}   {ratio(cpus, a, b)}")
 
 
 def main() -> None:
