@@ -78,3 +78,16 @@ def test_scaling_and_components_sit_below_the_endpoint() -> None:
         assert not {".endpoint", "sagemaker_pools.endpoint"} & imported, module
     # and the rule is not vacuous: the endpoint does import them
     assert {".scaling", ".inference_component"} <= _imported_modules(package / "endpoint.py")
+
+
+def test_every_benchmark_result_the_docs_cite_is_on_record() -> None:
+    """A figure in the README or docs names the results file it came from; that file exists."""
+    import re
+
+    cited = set()
+    for doc in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]:
+        cited |= set(re.findall(r"\b((?:synth|ops)-20\d\d-\d\d-\d\d[A-Za-z0-9-]*|against-[A-Za-z0-9-]+)(?:\.md|\.json|\.txt)?\b", doc.read_text()))
+    assert {"synth-2026-12-02-lean-alarms", "against-2f548b5-n50-21-triples"} <= cited  # the pattern finds what the README cites
+    results = ROOT / "benchmarks" / "results"
+    missing = sorted(name for name in cited if not any((results / f"{name}{ext}").exists() for ext in (".md", ".txt")))
+    assert missing == []
