@@ -359,6 +359,41 @@ def test_apply_without_waiting(applied: Stubber, run_cli: Any) -> None:
     assert result.sleeps == []
 
 
+def test_json_apply_prints_one_document_with_the_plan_and_the_endpoint_after(applied: Stubber, run_cli: Any) -> None:
+    applied.add_response("describe_endpoint", DONE, {"EndpointName": "my-endpoint"})
+    new_config = s.config(NEW, EXPECTED_REQUEST["ProductionVariants"])  # type: ignore[arg-type]
+    applied.add_response("describe_endpoint", DONE, {"EndpointName": "my-endpoint"})
+    applied.add_response("describe_endpoint_config", new_config, {"EndpointConfigName": NEW})
+    result = run_cli("migrate", "my-endpoint", *FALLBACKS, "--apply", "--json")
+    assert result.code == 0, result.err
+    document = json.loads(result.out)  # one document: anything after it would fail to parse
+    assert document["create_endpoint_config"] == EXPECTED_REQUEST
+    assert document["applied"]["config_name"] == NEW and document["applied"]["status"] == "InService"
+    assert document["applied"]["variants"][0]["fallbacks_in_use"] == ["ml.g6.48xlarge"]
+    assert "error" not in document and "restore_autoscaling" not in document
+    assert result.err.splitlines()[0] == f"created endpoint config {NEW}"  # progress stays on stderr
+
+
+def test_json_apply_without_waiting_has_no_endpoint_state(applied: Stubber, run_cli: Any) -> None:
+    result = run_cli("migrate", "my-endpoint", *FALLBACKS, "--apply", "--json", "--no-wait")
+    assert result.code == 0, result.err
+    document = json.loads(result.out)
+    assert document["applied"] is None and document["endpoint"] == "my-endpoint"
+
+
+def test_json_apply_that_fails_prints_the_plan_and_the_error(applied: Stubber, run_cli: Any) -> None:
+    failed = s.endpoint("my-endpoint", "my-config", [], status="Failed", FailureReason="Model container failed the ping health check")
+    failed.pop("ProductionVariants")
+    applied.add_response("describe_endpoint", failed, {"EndpointName": "my-endpoint"})
+    result = run_cli("migrate", "my-endpoint", *FALLBACKS, "--apply", "--json")
+    assert result.code == 1
+    document = json.loads(result.out)
+    message = "the update failed: endpoint my-endpoint is Failed: Model container failed the ping health check"
+    assert document["error"] == message and "applied" not in document
+    assert document["create_endpoint_config"] == EXPECTED_REQUEST
+    assert result.err.splitlines()[-1] == f"sagemaker-pools: error: {message}"
+
+
 def test_apply_refuses_a_cloudformation_managed_endpoint(stub: Stubber, run_cli: Any) -> None:
     _live(stub, s.SINGLE_CONFIG, tags={"Tags": [{"Key": "aws:cloudformation:stack-name", "Value": "llm-stack"}]})
     result = run_cli("migrate", "my-endpoint", *FALLBACKS, "--apply")

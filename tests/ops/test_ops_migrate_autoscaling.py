@@ -326,6 +326,26 @@ def test_a_failed_restore_prints_the_requests_and_says_both(
     assert printed["restore_autoscaling"][0]["request"] == REGISTER
 
 
+def test_with_json_a_failed_restore_is_in_the_one_document(
+    stub: Stubber, aas_stub: Stubber, cw_stub: Stubber, run_cli: Any, calls: list[str]
+) -> None:
+    _recorded(stub, aas_stub, cw_stub)
+    _created_and_deregistered(stub, aas_stub)
+    _updated(stub)
+    stub.add_response("describe_endpoint", ROLLED_BACK, {"EndpointName": "my-endpoint"})
+    aas_stub.add_client_error("register_scalable_target", service_error_code="ValidationException", service_message="Endpoint is not ready")
+    result = run_cli("migrate", "my-endpoint", *FALLBACKS, "--apply", "--json")
+    assert result.code == 1
+    document = json.loads(result.out)  # the plan, the error and the restore requests: one document
+    assert [r["operation"] for r in document["restore_autoscaling"]] == [
+        "RegisterScalableTarget", "PutScalingPolicy", "PutScalingPolicy", "PutScheduledAction"
+    ]
+    assert document["restore_autoscaling"][0]["request"] == REGISTER
+    assert document["error"].endswith("the requests that restore it are in the JSON output's restore_autoscaling")
+    assert result.err.splitlines()[-1] == f"sagemaker-pools: error: {document['error']}"
+    assert document["endpoint"] == "my-endpoint" and "applied" not in document
+
+
 def test_a_wait_timeout_leaves_the_target_deregistered_and_prints_how_to_restore(
     stub: Stubber, aas_stub: Stubber, cw_stub: Stubber, run_cli: Any, calls: list[str]
 ) -> None:

@@ -31,13 +31,26 @@ class WaitTimeout(OpsError):
     """The wait ended before the update did (the update goes on)."""
 
 
-def apply_plan(sm: Any, plan: MigrationPlan, ctx: Context, *, wait: bool, poll_interval: float, timeout: float) -> bool:
+def apply_plan(
+    sm: Any,
+    plan: MigrationPlan,
+    ctx: Context,
+    *,
+    wait: bool,
+    poll_interval: float,
+    timeout: float,
+    restore_out: list[dict[str, Any]] | None = None,
+) -> bool:
     """Create the config and update the endpoint; with ``wait``, block until the update ends.
 
     When the migrated variant is registered with Application Auto Scaling, its target, policies
     and scheduled actions are recorded, the target is deregistered before UpdateEndpoint (an
     update that changes the instance type of a scalable target fails) and registered again once
     the update has ended, whether it succeeded, failed or rolled back (:mod:`.autoscaling`).
+
+    Where autoscaling cannot be registered again (a failed restore, a wait that ends before the
+    update, an interrupt), the requests that restore it are printed as JSON on stdout, or, with
+    ``restore_out``, appended to it (``{"operation", "request"}`` each) for the caller to print.
 
     Returns True when the endpoint is InService on the new config, False when not waiting.
     Raises :class:`OpsError` when the endpoint cannot be updated or the update fails.
@@ -79,41 +92,53 @@ def apply_plan(sm: Any, plan: MigrationPlan, ctx: Context, *, wait: bool, poll_i
     except WaitTimeout as exc:
         if record is None:
             raise
-        _print_restore_requests(ctx, aas, record)
-        raise OpsError(f"{exc.message}; the scalable target stays deregistered until then: the requests that restore it are printed above") from None
+        _print_restore_requests(ctx, aas, record, restore_out)
+        raise OpsError(
+            f"{exc.message}; the scalable target stays deregistered until then: the requests that restore it are {_where(restore_out)}"
+        ) from None
     except KeyboardInterrupt:
         if record is not None:  # the update goes on: restoring now could be refused
-            _print_restore_requests(ctx, aas, record)
+            _print_restore_requests(ctx, aas, record, restore_out)
         raise
     except Exception as exc:
         if record is None:
             raise
         failure = explain(exc, max_attempts=ctx.clients.options.max_attempts)
-        _restore_or_print(ctx, aas, record, failure=failure)
+        _restore_or_print(ctx, aas, record, failure=failure, restore_out=restore_out)
         raise OpsError(f"{failure.message}; autoscaling restored on {record.resource_id}", failure.exit_code) from None
     if record is not None:
-        _restore_or_print(ctx, aas, record, failure=None)
+        _restore_or_print(ctx, aas, record, failure=None, restore_out=restore_out)
     return True
 
 
-def _restore_or_print(ctx: Context, aas: Any, record: ScalingRecord, *, failure: OpsError | None) -> None:
-    """Register the recorded autoscaling again; if that fails, print the requests and raise."""
+def _restore_or_print(
+    ctx: Context, aas: Any, record: ScalingRecord, *, failure: OpsError | None, restore_out: list[dict[str, Any]] | None
+) -> None:
+    """Register the recorded autoscaling again; if that fails, print (or keep) the requests and raise."""
     try:
         for line in restore(aas, ctx.clients.cloudwatch, record):
             ctx.err.write(f"{line}\n")
     except Exception as exc:  # noqa: BLE001 - every failure becomes one line
-        _print_restore_requests(ctx, aas, record)
+        _print_restore_requests(ctx, aas, record, restore_out)
         problem = explain(exc, max_attempts=ctx.clients.options.max_attempts).message
         before = f"{failure.message}; " if failure is not None else ""
         raise OpsError(
-            f"{before}restoring autoscaling on {record.resource_id} failed: {problem}; the requests that restore it are printed above"
+            f"{before}restoring autoscaling on {record.resource_id} failed: {problem}; the requests that restore it are {_where(restore_out)}"
         ) from None
 
 
-def _print_restore_requests(ctx: Context, aas: Any, record: ScalingRecord) -> None:
-    """The requests that register the recorded autoscaling again, as JSON on stdout (for the user to send)."""
+def _print_restore_requests(ctx: Context, aas: Any, record: ScalingRecord, restore_out: list[dict[str, Any]] | None) -> None:
+    """The requests that register the recorded autoscaling again (for the user to send): as JSON on
+    stdout, or into ``restore_out``."""
     requests = [{"operation": op, "request": request} for op, request in restore_requests(aas, record)]
-    ctx.print(json.dumps({"restore_autoscaling": requests}, indent=2, default=str))
+    if restore_out is not None:
+        restore_out.extend(requests)
+    else:
+        ctx.print(json.dumps({"restore_autoscaling": requests}, indent=2, default=str))
+
+
+def _where(restore_out: list[dict[str, Any]] | None) -> str:
+    return "printed above" if restore_out is None else "in the JSON output's restore_autoscaling"
 
 
 def wait_for_update(

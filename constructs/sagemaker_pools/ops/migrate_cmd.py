@@ -12,13 +12,11 @@ from botocore.validate import validate_parameters
 from .apply import apply_plan
 from .context import Context
 from .names import sagemaker_name
-from .names import sagemaker_name
-from .names import sagemaker_name
 from .errors import EXIT_USAGE, OpsError
 from .fleet import fetch_endpoint_state
 from .migrate import MigrateOptions, MigrationPlan, build_plan
 from .migrate_code import code_gaps, pooled_endpoint_code
-from .status import render_text
+from .status import render_text, state_to_json
 from .table import render_table
 
 __all__ = ["add_parser", "run", "list_tags", "render_plan"]
@@ -120,17 +118,41 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             raise OpsError(f"cannot build a valid {operation} request from the live config: {exc}") from None
     gaps = code_gaps(plan)
     code = pooled_endpoint_code(plan) if not gaps else None
-    if args.json:
-        ctx.print(json.dumps(plan_to_json(plan, code, gaps), indent=2, default=str))
-    else:
-        ctx.print(render_plan(plan, code, gaps))
     if gaps:
         ctx.err.write(f"warning: no PooledEndpoint code: it cannot express {', '.join(gaps)}\n")
+    if args.json:
+        document = plan_to_json(plan, code, gaps)
+        if args.apply:
+            return _apply_json(sm, plan, ctx, args, document)
+        ctx.print(json.dumps(document, indent=2, default=str))
+        return 0
+    ctx.print(render_plan(plan, code, gaps))
     if not args.apply:
         return 0
     if apply_plan(sm, plan, ctx, wait=not args.no_wait, poll_interval=args.poll_interval, timeout=args.wait_timeout):
         ctx.print("")
         ctx.print(render_text(fetch_endpoint_state(sm, plan.endpoint_name)))
+    return 0
+
+
+def _apply_json(sm: Any, plan: MigrationPlan, ctx: Context, args: argparse.Namespace, document: dict[str, Any]) -> int:
+    """``--json --apply``: one JSON document on stdout, printed once the apply has ended however it
+    ended: the plan, then ``applied`` (the endpoint's state once InService on the new config;
+    ``null`` with ``--no-wait``) or ``error`` (the message, as on stderr), and
+    ``restore_autoscaling`` when autoscaling could not be registered again."""
+    restore: list[dict[str, Any]] = []
+    try:
+        done = apply_plan(
+            sm, plan, ctx, wait=not args.no_wait, poll_interval=args.poll_interval, timeout=args.wait_timeout, restore_out=restore
+        )
+        document["applied"] = state_to_json(fetch_endpoint_state(sm, plan.endpoint_name)) if done else None
+    except OpsError as exc:
+        document["error"] = exc.message
+        raise
+    finally:
+        if restore:
+            document["restore_autoscaling"] = restore
+        ctx.print(json.dumps(document, indent=2, default=str))
     return 0
 
 
