@@ -303,14 +303,19 @@ def test_a_failed_or_rolled_back_update_restores_the_scaling(
     assert result.err.count("error:") == 1
 
 
-def test_a_failed_restore_prints_the_requests_and_says_both(
-    stub: Stubber, aas_stub: Stubber, cw_stub: Stubber, run_cli: Any, calls: list[str]
-) -> None:
+def _a_rollback_whose_restore_fails(stub: Stubber, aas_stub: Stubber, cw_stub: Stubber) -> None:
+    """An autoscaled variant's update rolls back, and registering its target again is refused."""
     _recorded(stub, aas_stub, cw_stub)
     _created_and_deregistered(stub, aas_stub)
     _updated(stub)
     stub.add_response("describe_endpoint", ROLLED_BACK, {"EndpointName": "my-endpoint"})
     aas_stub.add_client_error("register_scalable_target", service_error_code="ValidationException", service_message="Endpoint is not ready")
+
+
+def test_a_failed_restore_prints_the_requests_and_says_both(
+    stub: Stubber, aas_stub: Stubber, cw_stub: Stubber, run_cli: Any, calls: list[str]
+) -> None:
+    _a_rollback_whose_restore_fails(stub, aas_stub, cw_stub)
     result = run_cli("migrate", "my-endpoint", *FALLBACKS, "--apply")
     assert result.code == 1
     assert result.err.splitlines()[-1] == (
@@ -329,11 +334,7 @@ def test_a_failed_restore_prints_the_requests_and_says_both(
 def test_with_json_a_failed_restore_is_in_the_one_document(
     stub: Stubber, aas_stub: Stubber, cw_stub: Stubber, run_cli: Any, calls: list[str]
 ) -> None:
-    _recorded(stub, aas_stub, cw_stub)
-    _created_and_deregistered(stub, aas_stub)
-    _updated(stub)
-    stub.add_response("describe_endpoint", ROLLED_BACK, {"EndpointName": "my-endpoint"})
-    aas_stub.add_client_error("register_scalable_target", service_error_code="ValidationException", service_message="Endpoint is not ready")
+    _a_rollback_whose_restore_fails(stub, aas_stub, cw_stub)
     result = run_cli("migrate", "my-endpoint", *FALLBACKS, "--apply", "--json")
     assert result.code == 1
     document = json.loads(result.out)  # the plan, the error and the restore requests: one document
