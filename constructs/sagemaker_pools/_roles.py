@@ -119,7 +119,7 @@ def add_statements(
         return None
     if isinstance(role, ExecutionRole):
         role.add_statements(statements)
-        return role.default_policy
+        return role.policy
     statements = _policy_statements(statements)
     role.add_to_principal_policy(statements[0])
     policy = role.node.try_find_child("DefaultPolicy")
