@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import aws_cdk as cdk
+import jsii
 import pytest
 from aws_cdk import Names
 from aws_cdk import aws_applicationautoscaling as appscaling
 from constructs import Construct
 
 from sagemaker_pools import InstancePool, PooledEndpoint, PoolModel, ContainerImage, ModelData
-from sagemaker_pools._tree import logical_id, path_of, unique_id
+from sagemaker_pools._tree import logical_id, path_of, remember_stack, stack_of, stack_partition, unique_id
 from support.synth import new_app, resources, template_of
 
 IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.33.0-lmi15.0.0-cu128"
@@ -19,6 +22,7 @@ IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.33.0-lmi15
 PATHS = {
     "one": ["Endpoint"],
     "one, not alphanumeric": ["my-endpoint.v2"],
+    "one, the longest kept": ["E" * 255],
     "one, too long to keep": ["E" * 256],
     "default hidden": ["Model", "Default", "Resource"],
     "repeats": ["Scaling", "Scaling", "ScalingPolicy", "Policy"],
@@ -41,8 +45,56 @@ def test_unique_and_logical_ids_are_cdks(below: list[str]) -> None:
 
 
 def test_a_unique_id_needs_a_component() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="^a unique id of no components$"):
         unique_id(["Default"])
+
+
+@pytest.fixture
+def round_trips(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every call to Node from now on, by kind (the generated bindings call ``jsii.<kind>``)."""
+    calls: list[str] = []
+    for kind in ("create", "invoke", "get", "set", "sget", "sinvoke", "sset"):
+        original = getattr(jsii, kind)
+
+        def counted(*args: Any, _original: Any = original, _kind: str = kind, **kwargs: Any) -> Any:
+            calls.append(_kind)
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(jsii, kind, counted)
+    return calls
+
+
+def test_a_constructs_stack_path_and_partition_are_asked_once(round_trips: list[str]) -> None:
+    stack = cdk.Stack(new_app(), "Fleet", env=cdk.Environment(region="cn-north-1"))
+    leaf = Construct(Construct(stack, "Team"), "Service")
+    round_trips.clear()
+    assert stack_of(leaf) is stack and stack_of(leaf) is stack
+    assert round_trips == ["sinvoke"]  # Stack.of, once
+    round_trips.clear()
+    assert path_of(leaf) == path_of(leaf) == "Fleet/Team/Service"
+    assert round_trips == ["get", "get"]  # .node, .path: once
+    round_trips.clear()
+    assert stack_partition(stack) == stack_partition(stack) == "aws-cn"
+    assert round_trips == ["get"]
+
+
+def test_remember_stack_records_what_is_known_without_asking(round_trips: list[str]) -> None:
+    stack = cdk.Stack(new_app(), "Fleet")
+    child = Construct(stack, "Child")
+    remember_stack(child, stack, "Child")  # a stack's own path: asked once, then the child's is known
+    round_trips.clear()
+    assert stack_of(child) is stack and path_of(child) == "Fleet/Child"
+    assert round_trips == []
+    grandchild = Construct(child, "Grandchild")
+    remember_stack(grandchild, child, "Grandchild")
+    unknown = Construct(Construct(stack, "Unrecorded"), "Leaf")
+    scope = unknown.node.scope
+    round_trips.clear()
+    remember_stack(unknown, scope, "Leaf")  # type: ignore[arg-type]
+    assert round_trips == ["sinvoke"]  # the scope's stack; its path is not asked for
+    round_trips.clear()
+    assert path_of(grandchild) == "Fleet/Child/Grandchild" and round_trips == []
+    assert path_of(unknown) == "Fleet/Unrecorded/Leaf" and round_trips == ["get", "get"]
 
 
 def test_a_scaling_policy_is_named_as_names_unique_id_names_it() -> None:
