@@ -99,7 +99,14 @@ def test_remember_stack_records_what_is_known_without_asking(round_trips: list[s
 
 def test_a_scaling_policy_is_named_as_names_unique_id_names_it() -> None:
     """Under a stack (whose endpoint's path the library records) and deeper (where it asks Node)."""
-    for parent_of in (lambda stack: stack, lambda stack: Construct(Construct(stack, "Team"), "Service")):
+    # In a stack; deeper; and under an id with a space that ends as the next one does (which
+    # makeUniqueId's readable part drops): the path's components must be the construct ids.
+    parents = (
+        lambda stack: stack,
+        lambda stack: Construct(Construct(stack, "Team"), "Service"),
+        lambda stack: Construct(stack, "Team Endpoint"),
+    )
+    for parent_of in parents:
         stack = cdk.Stack(new_app(), "Fleet")
         parent = parent_of(stack)
         model = PoolModel(parent, "Model", image=ContainerImage.from_image_uri(IMAGE),
@@ -112,3 +119,16 @@ def test_a_scaling_policy_is_named_as_names_unique_id_names_it() -> None:
         (policy,) = [c for c in endpoint.auto_scaling.node.children if isinstance(c, appscaling.CfnScalingPolicy)]  # type: ignore[union-attr]
         (rendered,) = resources(template_of(stack), "AWS::ApplicationAutoScaling::ScalingPolicy").values()
         assert rendered["Properties"]["PolicyName"] == Names.unique_id(policy)
+
+
+def test_naming_a_scaling_policy_asks_node_nothing_of_a_recorded_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An endpoint made in a stack records its path, and so does its scaling: the policy's name
+    costs no round trip."""
+    stack = cdk.Stack(new_app(), "Fleet")
+    model = PoolModel(stack, "Model", image=ContainerImage.from_image_uri(IMAGE))
+    endpoint = PooledEndpoint(stack, "Endpoint", model=model, pools=[InstancePool(instance_type="ml.g6e.48xlarge", max_concurrency=32)])
+    asked: list[str] = []
+    original = jsii.get
+    monkeypatch.setattr(jsii, "get", lambda obj, name, *a: asked.append(name) or original(obj, name, *a))
+    endpoint.auto_scale(min_capacity=1, max_capacity=4).scale_on_weighted_utilization(target=0.7)
+    assert "path" not in asked

@@ -63,7 +63,7 @@ MODULES: dict[str, list[str]] = {
     ],
     # (not tests/test_weighted_utilization.py: it checks metrics.py's arithmetic through policies
     # whose fixture costs every mutant's run about 4 s; test_scaling.py pins what scaling.py renders)
-    "scaling.py": ["tests/test_scaling.py"],
+    "scaling.py": ["tests/test_scaling.py", "tests/test_tree.py"],
     # (without the timing tests of the local bench server: they measure the machine, not the statistics)
     "ops/bench/stats.py": [
         "tests/ops/test_ops_units.py",
@@ -123,8 +123,6 @@ EXPECTED_SURVIVORS: set[str] = {
     "sagemaker_pools.deployment.xǁDeploymentPolicyǁrolling__mutmut_86",
     "sagemaker_pools.deployment.xǁDeploymentPolicyǁrolling__mutmut_87",
     "sagemaker_pools.deployment.xǁDeploymentPolicyǁ_check_timeout__mutmut_8",
-    "sagemaker_pools.scaling.xǁScalableCapacityǁ_policy__mutmut_17",
-    "sagemaker_pools.scaling.xǁScalableCapacityǁ_policy__mutmut_18",
     "sagemaker_pools.scaling.xǁScalableCapacityǁwake_from_zero__mutmut_15",
     "sagemaker_pools.scaling.xǁScalableCapacityǁwake_from_zero__mutmut_24",
     "sagemaker_pools.scaling.xǁScalableCapacityǁwake_from_zero__mutmut_25",
