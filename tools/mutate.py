@@ -97,7 +97,7 @@ _COST: dict[str, float] = {  # (seconds of a run at load average ~3, 2026-12-01)
     "pools.py": 115,
     "instance_types.py": 100,
     "ops/bench/stats.py": 69,
-    "_tree.py": 60,
+    "_tree.py": 45,
 }
 
 #: Tests that do not run while mutating: the rule-reach tests parse the library's source, which
