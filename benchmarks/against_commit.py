@@ -26,8 +26,6 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-SIDES = ("now", "then", "l1")
-
 
 def run_then(worktree: Path, argv: list[str]) -> None:
     """Run ``worktree``'s ``benchmarks/lib_app.py argv`` against ``worktree``'s package."""
@@ -42,7 +40,7 @@ def run_then(worktree: Path, argv: list[str]) -> None:
 
 
 def compare(commit: str, fleet: int, pairs: int) -> None:
-    """Warm-up, then ``pairs`` interleaved triples; print each triple and the ratios."""
+    """Warm-up, then ``pairs`` interleaved triples; print the ratios."""
     import run
 
     resolved = subprocess.run(["git", "rev-parse", "--short", commit], cwd=ROOT, check=True, capture_output=True, text=True).stdout.strip()
@@ -50,38 +48,23 @@ def compare(commit: str, fleet: int, pairs: int) -> None:
     worktree = Path(tempfile.mkdtemp(prefix="against-")) / resolved
     subprocess.run(["git", "worktree", "add", "--detach", "--quiet", str(worktree), resolved], cwd=ROOT, check=True)
     try:
-        original = run.command
-
-        def command(side: str, n: int | None) -> list[str]:
-            if side == "then":
-                return [str(Path(__file__).resolve()), "--run-then", str(worktree), "--fleet", str(n)]
-            return original("lib" if side == "now" else side, n)
-
-        run.command = command  # type: ignore[assignment]
-        for side in SIDES:
-            run.run_once(side, fleet)
-        walls: dict[str, list[float]] = {side: [] for side in SIDES}
-        cpus: dict[str, list[float]] = {side: [] for side in SIDES}
-        for i in range(pairs):
-            for side in SIDES:
-                measured = run.run_once(side, fleet)
-                walls[side].append(measured["wall_s"])
-                cpus[side].append(measured["cpu_s"])
-            print(f"triple {i + 1}/{pairs}: " + ", ".join(f"{s} {walls[s][-1]:.2f} s" for s in SIDES), file=sys.stderr, flush=True)
+        apps = {
+            "now": run.command("lib", fleet),
+            "then": [str(Path(__file__).resolve()), "--run-then", str(worktree), "--fleet", str(fleet)],
+            "l1": run.command("l1", fleet),
+        }
+        runs = run.interleaved(apps, pairs, f"fleet of {fleet}")
     finally:
         subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], cwd=ROOT, check=False)
         shutil.rmtree(worktree.parent, ignore_errors=True)
 
-    def ratio(measure: dict[str, list[float]], a: str, b: str) -> str:
-        values = [x / y for x, y in zip(measure[a], measure[b])]
-        return f"{statistics.median(values):.3f} [{min(values):.3f}, {max(values):.3f}]"
-
     print(f"fleet of {fleet}, {pairs} triples; now = {head} (working tree), then = {resolved}; median [min, max]")
     print("                 wall                    CPU (user + system, Python and Node)")
-    for side in SIDES:
-        print(f"  {side:4s}           {statistics.median(walls[side]):6.2f} s                {statistics.median(cpus[side]):6.2f} s")
+    for side in runs:
+        wall, cpu = (statistics.median(r[metric] for r in runs[side]) for metric in ("wall_s", "cpu_s"))
+        print(f"  {side:4s}           {wall:6.2f} s                {cpu:6.2f} s")
     for a, b, label in (("now", "l1", "now ÷ L1 twin "), ("then", "l1", "then ÷ L1 twin"), ("now", "then", "now ÷ then    ")):
-        print(f"  {label} {ratio(walls, a, b)}   {ratio(cpus, a, b)}")
+        print(f"  {label} {run.fmt_ratio(run.ratio_of(runs, a, b, 'wall_s'))}   {run.fmt_ratio(run.ratio_of(runs, a, b, 'cpu_s'))}")
 
 
 def main() -> None:

@@ -94,26 +94,16 @@ def compare(fleet: int, pairs: int) -> None:
     """Warm-up, then ``pairs`` interleaved triples lib, lean, l1; print the ratios to the twin."""
     import run
 
-    lean_command = [str(Path(__file__).resolve()), "--app", "--fleet", str(fleet)]
-    original = run.command
-
-    def command(side: str, n: int | None) -> list[str]:
-        return lean_command if side == "lean" else original(side, n)
-
-    run.command = command  # type: ignore[assignment]
-    sides = ("lib", "lean", "l1")
-    for side in sides:
-        run.run_once(side, fleet)
-    walls: dict[str, list[float]] = {side: [] for side in sides}
-    for i in range(pairs):
-        for side in sides:
-            walls[side].append(run.run_once(side, fleet)["wall_s"])
-        print(f"triple {i + 1}/{pairs}: " + ", ".join(f"{s} {walls[s][-1]:.2f} s" for s in sides), file=sys.stderr, flush=True)
+    apps = {
+        "lib": run.command("lib", fleet),
+        "lean": [str(Path(__file__).resolve()), "--app", "--fleet", str(fleet)],
+        "l1": run.command("l1", fleet),
+    }
+    runs = run.interleaved(apps, pairs, f"fleet of {fleet}")
     print(f"fleet of {fleet}, {pairs} triples; wall ratio to the L1 twin, median [min, max]")
     for side in ("lib", "lean"):
-        ratios = [a / b for a, b in zip(walls[side], walls["l1"])]
-        print(f"  {side:5s} {statistics.median(walls[side]):6.2f} s  {statistics.median(ratios):.3f} [{min(ratios):.3f}, {max(ratios):.3f}]")
-    print(f"  l1    {statistics.median(walls['l1']):6.2f} s")
+        print(f"  {side:5s} {statistics.median(r['wall_s'] for r in runs[side]):6.2f} s  {run.fmt_ratio(run.ratio_of(runs, side, 'l1', 'wall_s'))}")
+    print(f"  l1    {statistics.median(r['wall_s'] for r in runs['l1']):6.2f} s")
 
 
 def main() -> None:

@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -95,14 +96,14 @@ def _subreaper() -> None:
         pass
 
 
-def run_once(side: str, n: int | None, keep: Path | None = None) -> dict[str, float]:
-    """One fresh process: wall s, cpu s, peak python + node RSS (MB)."""
-    work = Path(tempfile.mkdtemp(prefix=f"bench-{side}-"))
+def run_once(app: Sequence[str], keep: Path | None = None) -> dict[str, float]:
+    """One fresh process of ``app`` (a script and its arguments): wall s, cpu s, peak python + node RSS (MB)."""
+    work = Path(tempfile.mkdtemp(prefix=f"bench-{Path(app[0]).stem}-"))
     outdir = keep or work / "cdk.out"
     probe = work / "probe.json"
     env = cli_env(outdir)
     env["BENCH_PROBE_OUT"] = str(probe)
-    argv = [sys.executable, str(HERE / "_probe.py"), *command(side, n)]
+    argv = [sys.executable, str(HERE / "_probe.py"), *app]
     start = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -138,27 +139,38 @@ def summarize(values: list[float]) -> dict[str, float]:
     return {"median": statistics.median(values), "min": min(values), "max": max(values)}
 
 
+def ratio_of(runs: Mapping[str, list[dict[str, float]]], a: str, b: str, metric: str) -> dict[str, float]:
+    """``metric`` of side ``a`` over side ``b``, round by round: median, min, max."""
+    return summarize([x[metric] / y[metric] for x, y in zip(runs[a], runs[b])])
+
+
+def interleaved(
+    apps: Mapping[str, Sequence[str]], rounds: int, label: str, keep: Mapping[str, Path] | None = None
+) -> dict[str, list[dict[str, float]]]:
+    """A warm-up run of each side (its assembly kept in ``keep[side]``), then ``rounds`` rounds
+    that run every side in turn, so that all sides see the same load: ``{side: [run, ...]}``.
+    ``apps``: side name -> the app script and its arguments."""
+    print(f"[{label}] warm-up", file=sys.stderr, flush=True)
+    for side, app in apps.items():
+        run_once(app, (keep or {}).get(side))
+    runs: dict[str, list[dict[str, float]]] = {side: [] for side in apps}
+    for i in range(rounds):
+        for side, app in apps.items():
+            runs[side].append(run_once(app))
+        times = ", ".join(f"{side} {runs[side][-1]['wall_s']:.2f} s" for side in apps)
+        print(f"[{label}] round {i + 1}/{rounds}: {times}", file=sys.stderr, flush=True)
+    return runs
+
+
 def measure(label: str, n: int | None, pairs: int, keep: dict[str, Path]) -> dict[str, Any]:
     """Warm-up pair (its assemblies kept in ``keep``), then ``pairs`` interleaved A B pairs."""
-    print(f"[{label}] warm-up", file=sys.stderr, flush=True)
-    run_once("lib", n, keep["lib"])
-    run_once("l1", n, keep["l1"])
-    runs: dict[str, list[dict[str, float]]] = {"lib": [], "l1": []}
-    for i in range(pairs):
-        for side in ("lib", "l1"):
-            runs[side].append(run_once(side, n))
-        a, b = runs["lib"][-1], runs["l1"][-1]
-        print(
-            f"[{label}] pair {i + 1}/{pairs}: lib {a['wall_s']:.2f} s, l1 {b['wall_s']:.2f} s, ratio {a['wall_s'] / b['wall_s']:.3f}",
-            file=sys.stderr,
-            flush=True,
-        )
+    runs = interleaved({side: command(side, n) for side in ("lib", "l1")}, pairs, label, keep)
     out: dict[str, Any] = {"label": label, "n": n, "pairs": pairs, "runs": runs}
     for metric in ("wall_s", "cpu_s", "rss_mb", "python_mb", "node_mb"):
         out[metric] = {
             "lib": summarize([r[metric] for r in runs["lib"]]),
             "l1": summarize([r[metric] for r in runs["l1"]]),
-            "ratio": summarize([a[metric] / b[metric] for a, b in zip(runs["lib"], runs["l1"])]),
+            "ratio": ratio_of(runs, "lib", "l1", metric),
         }
     return out
 
