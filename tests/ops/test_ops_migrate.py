@@ -394,6 +394,17 @@ def test_json_apply_that_fails_prints_the_plan_and_the_error(applied: Stubber, r
     assert result.err.splitlines()[-1] == f"sagemaker-pools: error: {message}"
 
 
+def test_json_apply_whose_call_is_refused_says_so_in_the_document(stub: Stubber, aas_stub: Stubber, run_cli: Any) -> None:
+    _live(stub, s.SINGLE_CONFIG)
+    _no_scaling(aas_stub)
+    stub.add_client_error("create_endpoint_config", service_error_code="ResourceLimitExceeded", service_message="too many configs")
+    result = run_cli("migrate", "my-endpoint", *FALLBACKS, "--apply", "--json")
+    assert result.code == 1
+    document = json.loads(result.out)
+    assert "ResourceLimitExceeded" in document["error"] and "applied" not in document
+    assert result.err.splitlines()[-1] == f"sagemaker-pools: error: {document['error']}"
+
+
 def test_apply_refuses_a_cloudformation_managed_endpoint(stub: Stubber, run_cli: Any) -> None:
     _live(stub, s.SINGLE_CONFIG, tags={"Tags": [{"Key": "aws:cloudformation:stack-name", "Value": "llm-stack"}]})
     result = run_cli("migrate", "my-endpoint", *FALLBACKS, "--apply")

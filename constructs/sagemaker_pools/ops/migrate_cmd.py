@@ -12,7 +12,7 @@ from botocore.validate import validate_parameters
 from .apply import apply_plan
 from .context import Context
 from .names import sagemaker_name
-from .errors import EXIT_USAGE, OpsError
+from .errors import EXIT_USAGE, OpsError, explain
 from .fleet import fetch_endpoint_state
 from .migrate import MigrateOptions, MigrationPlan, build_plan
 from .migrate_code import code_gaps, pooled_endpoint_code
@@ -146,8 +146,9 @@ def _apply_json(sm: Any, plan: MigrationPlan, ctx: Context, args: argparse.Names
             sm, plan, ctx, wait=not args.no_wait, poll_interval=args.poll_interval, timeout=args.wait_timeout, restore_out=restore
         )
         document["applied"] = state_to_json(fetch_endpoint_state(sm, plan.endpoint_name)) if done else None
-    except OpsError as exc:
-        document["error"] = exc.message
+    except Exception as exc:
+        # What the command prints on stderr for it (botocore's errors are explained there too).
+        document["error"] = explain(exc, max_attempts=ctx.clients.options.max_attempts).message
         raise
     finally:
         if restore:
