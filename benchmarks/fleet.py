@@ -103,7 +103,7 @@ def lib_fleet(app: App, n: int, per_stack: int = PER_STACK) -> list[Stack]:
                 error_rate_percent=1,
                 fallback_for=fallback_for,
                 max_capacity=8,
-                deployment=deployment,
+                saturation_threshold=0.7,
                 topic=alerts,
             )
             endpoint = PooledEndpoint(

@@ -503,14 +503,15 @@ def weighted_utilization_queries(dimensions: Callable[[str], list[dict[str, str]
 
 
 def math_alarm(scope: Construct, id: str, *, description: str, metrics: list[dict[str, Any]], threshold: float,
-               evaluation_periods: int, datapoints: int, topic: str) -> cloudwatch.CfnAlarm:
+               evaluation_periods: int, datapoints: int, topic: str | None,
+               comparison: str = "GreaterThanThreshold") -> cloudwatch.CfnAlarm:
     alarm = cloudwatch.CfnAlarm(
         scope,
         id,
-        alarm_actions=[topic],
-        ok_actions=[topic],
+        alarm_actions=[topic] if topic else None,
+        ok_actions=[topic] if topic else None,
         alarm_description=description,
-        comparison_operator="GreaterThanThreshold",
+        comparison_operator=comparison,
         datapoints_to_alarm=datapoints,
         evaluation_periods=evaluation_periods,
         threshold=threshold,
@@ -529,12 +530,12 @@ class PoolSpec:
 
 def pool_alarms(scope: Construct, id: str, *, endpoint_name: str, pools: Sequence[PoolSpec], topic: str,
                 error_rate_percent: float = 1, fallback_periods: int = 24, max_capacity: int = 8,
-                at_max_periods: int = 7) -> list[cloudwatch.CfnAlarm]:
+                at_max_periods: int = 3, target: float = 0.7) -> list[cloudwatch.CfnAlarm]:
     """``PoolAlarms``: p99 latency per type, 5XX rate, fallback in use, at max capacity. Returns the rollback ones.
 
-    ``at_max_periods``: 5-minute periods at max capacity before the alarm fires. The canary
-    deployment runs old and new instances together for 2 bakes of 10 minutes plus 5 minutes of
-    termination wait (25 minutes, up to 6 periods touched), so the alarm needs 7 to stay quiet.
+    At max capacity is a composite: the instance count (Invocations / InvocationsPerInstance,
+    rounded) at the maximum for ``at_max_periods`` 5-minute periods, and the weighted utilization
+    above ``target`` in 4 of 5 of those minutes; only the composite notifies.
     """
     variant = dims(EndpointName=endpoint_name, VariantName="AllTraffic")
 
@@ -579,7 +580,7 @@ def pool_alarms(scope: Construct, id: str, *, endpoint_name: str, pools: Sequenc
     def counts(indexed: Sequence[tuple[int, PoolSpec]], statistic: str) -> list[dict[str, Any]]:
         return [
             query(f"s{i}", label=f"instances {p.instance_type}",
-                  stat=metric_stat(SAGEMAKER_NS, "InstanceCount", per_type(p.instance_type), statistic, period=300))
+                  stat=metric_stat(ENDPOINTS_NS, "CPUUtilization", per_type(p.instance_type), statistic, period=300, unit="Percent"))
             for i, p in indexed
         ]
 
@@ -591,26 +592,56 @@ def pool_alarms(scope: Construct, id: str, *, endpoint_name: str, pools: Sequenc
         f"{fallback_periods * 5} minutes: {pools[0].instance_type} has no capacity",
         metrics=[
             query("expr_1", expression=" + ".join(f"s{i}" for i, _ in fallbacks), label="fallback instances", return_data=True),
-            *counts(fallbacks, "Maximum"),
+            *counts(fallbacks, "SampleCount"),
         ],
         threshold=0,
         evaluation_periods=fallback_periods,
         datapoints=fallback_periods,
         topic=topic,
     )
-    everything = list(enumerate(pools, start=1))
-    math_alarm(
+    count = math_alarm(
         scope,
-        f"{id}AtMaxCapacity",
-        description=f"{endpoint_name} has run at its maximum of {max_capacity} instances for {at_max_periods * 5} minutes",
+        f"{id}AtMaxCount",
+        description=f"{endpoint_name} has run its maximum of {max_capacity} instances for {at_max_periods * 5} minutes",
         metrics=[
-            query("expr_1", expression=" + ".join(f"s{i}" for i, _ in everything), label="instances", return_data=True),
-            *counts(everything, "Minimum"),
+            query("expr_1", expression="FLOOR(n + 0.5)", label="instances (rounded)", return_data=True),
+            query("n", expression="inv / ipi", label="instances"),
+            query("inv", stat=metric_stat(SAGEMAKER_NS, "Invocations", variant, "Sum", period=300)),
+            query("ipi", stat=metric_stat(SAGEMAKER_NS, "InvocationsPerInstance", variant, "Sum", period=300)),
         ],
-        threshold=max_capacity - 0.5,
+        threshold=max_capacity,
+        comparison="GreaterThanOrEqualToThreshold",
         evaluation_periods=at_max_periods,
         datapoints=at_max_periods,
-        topic=topic,
+        topic=None,
+    )
+    minutes = at_max_periods * 5
+    above = -(-minutes * 4 // 5)
+    ids = ", ".join(f"u{i}" for i in range(1, len(pools) + 1))
+    saturated = math_alarm(
+        scope,
+        f"{id}SaturatedWeightedUtilization",
+        description=f"The scaling signal WeightedUtilization of {endpoint_name} was above {target:g} in {above} of {minutes} minutes",
+        metrics=[
+            query("expr_1", expression=f"MAX([{ids}])", label="Weighted utilization (max-over-types)", return_data=True),
+            *(query(f"u{i}", expression=f"c{i} / {p.max_concurrency}", label=f"{p.instance_type} utilization")
+              for i, p in enumerate(pools, start=1)),
+            *(query(f"c{i}", stat=metric_stat(SAGEMAKER_NS, "ConcurrentRequestsPerModel", per_type(p.instance_type), "Maximum", period=60))
+              for i, p in enumerate(pools, start=1)),
+        ],
+        threshold=target,
+        evaluation_periods=minutes,
+        datapoints=above,
+        topic=None,
+    )
+    cloudwatch.CfnCompositeAlarm(
+        scope,
+        f"{id}AtMaxCapacity",
+        alarm_rule=f'ALARM("{count.attr_arn}") AND (ALARM("{saturated.attr_arn}"))',
+        alarm_description=f"{endpoint_name} has run at its maximum of {max_capacity} instances for {minutes} minutes "
+        "while its scaling signal stayed above target: it needs capacity it may not add",
+        alarm_actions=[topic],
+        ok_actions=[topic],
     )
     return [error_rate, *latency]
 
@@ -645,7 +676,7 @@ def dashboard_widgets(endpoint_name: str, pools: Sequence[PoolSpec], *, y: int, 
         ("Concurrent requests per model (max)",
          [m(SAGEMAKER_NS, "ConcurrentRequestsPerModel", t, label=t, period=60, stat="Maximum") for t in types], {}, {}),
         ("GPU utilization (% x GPUs)", [m(ENDPOINTS_NS, "GPUUtilization", t, label=t, period=60) for t in types], {}, {}),
-        ("Instances", [m(SAGEMAKER_NS, "InstanceCount", t, label=t, period=60) for t in types], {}, {}),
+        ("Instances (CPUUtilization samples)", [m(ENDPOINTS_NS, "CPUUtilization", t, label=t, period=60, stat="SampleCount") for t in types], {}, {}),
         ("Invocations per instance",
          [m(SAGEMAKER_NS, "InvocationsPerInstance", t, label=t, period=60, stat="Sum") for t in types], {}, {}),
         ("Errors (4XX / 5XX)",

@@ -148,6 +148,12 @@ CASES: list[tuple[str, Callable[[cdk.Stack], object] | Staged, str, str]] = [
     ("min above max (variant)", Staged(_endpoint(), lambda s, e: e.auto_scale(min_capacity=4, max_capacity=2)), "PooledEndpoint.auto_scale.min_capacity", "at most max_capacity (2)"),
     ("min above max (async)", Staged(_async, lambda s, e: e.auto_scale_on_backlog(min_capacity=3, max_capacity=2)), "PooledEndpoint.auto_scale_on_backlog.min_capacity", "at most max_capacity (2)"),
     ("cold start of 30 s", Staged(_async, lambda s, e: e.auto_scale_on_backlog(max_capacity=2, cold_start=Duration.seconds(30))), "PooledEndpoint.auto_scale_on_backlog.cold_start", "from 60 to 86400"),
+    ("managed instance scaling with a model", _endpoint(instance_scaling=InstanceScaling(min_instance_count=1, max_instance_count=4)), "PooledEndpoint.instance_scaling", "only without a model"),
+    ("deployment on an Inf1 pool", _endpoint(pools=[InstancePool(instance_type="ml.inf1.24xlarge")], deployment=DeploymentPolicy.all_at_once(wait_interval=Duration.minutes(5))), "PooledEndpoint.pools[0].instance_type", "guardrails exclude endpoints that use Inf1"),
+    ("canary of 2 instances on a fleet of 3", _endpoint(initial_instance_count=3, deployment=DeploymentPolicy.canary(canary_size=CapacitySize.instances(2), wait_interval=Duration.minutes(5))), "PooledEndpoint.deployment.canary_size", "at most 50% of the variant's instances"),
+    ("rolling batch of 1 on a fleet of up to 30", Staged(_endpoint(deployment=DeploymentPolicy.rolling(batch_size=CapacitySize.instances(1), bake_time=Duration.minutes(5)), initial_instance_count=2), lambda s, e: e.auto_scale(min_capacity=2, max_capacity=30)), "PooledEndpoint.deployment.batch_size", "5% to 50%"),
+    ("timeout shorter than the rollout", _endpoint(initial_instance_count=4, deployment=DeploymentPolicy.rolling(batch_size=CapacitySize.percent(25), bake_time=Duration.minutes(10), max_execution_timeout=Duration.hours(1))), "PooledEndpoint.deployment.max_execution_timeout", "plus the provisioning timeout"),
+    ("linear 10 % waiting 5 h under a 1 h timeout", lambda s: DeploymentPolicy.linear(step_size=CapacitySize.percent(10), wait_interval=Duration.minutes(30), max_execution_timeout=Duration.hours(1)), "DeploymentPolicy.linear.max_execution_timeout", "18000 seconds over every step"),
 ]
 
 

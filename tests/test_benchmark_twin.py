@@ -54,9 +54,9 @@ def test_the_fleet_has_an_equal_l1_twin() -> None:
     assert set(lib) == set(l1) == {"PooledFleet01"}
     assert twin.differences(lib["PooledFleet01"], l1["PooledFleet01"]) == []
     per_endpoint = len(lib["PooledFleet01"]["Resources"]) - len(_synth(lambda app: fleet.lib_fleet(app, 1))["PooledFleet01"]["Resources"])
-    # Three models (role, policy, model each), config, endpoint, six alarms, scalable target and one policy:
-    # no role per scalable target, no duplicate policy.
-    assert per_endpoint == 19
+    # Three models (role, policy, model each), config, endpoint, seven alarms and the at-max composite,
+    # scalable target and one policy: no role per scalable target, no duplicate policy.
+    assert per_endpoint == 21
 
 
 def test_the_comparison_sees_a_one_character_difference(l1_example: dict[str, dict[str, Any]]) -> None:

@@ -70,10 +70,11 @@ def test_one_line_per_instance_type(built: tuple[PoolDashboard, dict[str, Any]])
         assert row[:2] == ["AWS/SageMaker", "ModelLatency"]
         assert row[row.index("InstanceType") + 1] in TYPES and {"EndpointName", "VariantName"} <= {x for x in row if isinstance(x, str)}
         assert row[-1]["stat"] in ("p50", "p99")
-    instances = _rows(graphs["Instances"])
+    instances = _rows(graphs["Instances (CPUUtilization samples)"])
     assert {r[row_i + 1] for r in instances for row_i, v in enumerate(r) if v == "InstanceType"} == set(TYPES)
-    assert {tuple(r[:2]) for r in instances} == {("AWS/SageMaker", "InstanceCount")}
-    assert all("stat" not in r[-1] for r in instances)  # Average, CloudWatch's default
+    # A documented metric (not the launch post's InstanceCount): one sample per instance a minute.
+    assert {tuple(r[:2]) for r in instances} == {("/aws/sagemaker/Endpoints", "CPUUtilization")}
+    assert {r[-1]["stat"] for r in instances} == {"SampleCount"}
     for title in ("Concurrent requests per model (max)", "GPU utilization (% x GPUs)", "Invocations per instance"):
         assert len(_rows(graphs[title])) == len(TYPES)
     assert len(_rows(graphs["Errors (4XX / 5XX)"])) == 2 * len(TYPES)
@@ -102,7 +103,7 @@ def test_each_line_reads_its_own_endpoint_type_and_statistic(built: tuple[PoolDa
         assert lines["Model latency p50 / p99 (µs)"] == [(sm, "ModelLatency", of(t), f"{t} {s}", s) for t in TYPES for s in ("p50", "p99")]
         assert lines["Concurrent requests per model (max)"] == [(sm, "ConcurrentRequestsPerModel", of(t), t, "Maximum") for t in TYPES]
         assert lines["GPU utilization (% x GPUs)"] == [(host, "GPUUtilization", of(t), t, None) for t in TYPES]  # Average
-        assert lines["Instances"] == [(sm, "InstanceCount", of(t), t, None) for t in TYPES]  # Average
+        assert lines["Instances (CPUUtilization samples)"] == [(host, "CPUUtilization", of(t), t, "SampleCount") for t in TYPES]
         assert lines["Invocations per instance"] == [(sm, "InvocationsPerInstance", of(t), t, "Sum") for t in TYPES]
         assert lines["Errors (4XX / 5XX)"] == [
             (sm, f"Invocation{c}Errors", of(t), f"{t} {c}", "Sum") for t in TYPES for c in ("4XX", "5XX")

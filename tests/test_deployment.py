@@ -55,10 +55,11 @@ def test_waits_and_the_timeout_that_covers_them() -> None:
     with pytest.raises(PoolConfigError) as err:
         DeploymentPolicy.all_at_once(termination_wait=Duration.seconds(3601))
     assert err.value.field == "DeploymentPolicy.all_at_once.termination_wait"
-    # the timeout must exceed the waits it covers, each wait counted only when given
+    # the timeout must exceed every wait it covers, each wait counted only when given
     DeploymentPolicy.all_at_once(termination_wait=Duration.seconds(3600), max_execution_timeout=Duration.seconds(3601))
+    # a canary bakes twice (the canary, then the rest)
     DeploymentPolicy.canary(
-        canary_size=CapacitySize.percent(10), wait_interval=Duration.seconds(3600), max_execution_timeout=Duration.seconds(3601)
+        canary_size=CapacitySize.percent(10), wait_interval=Duration.seconds(1800), max_execution_timeout=Duration.seconds(3601)
     )
     with pytest.raises(PoolConfigError) as err:
         DeploymentPolicy.canary(
@@ -68,11 +69,18 @@ def test_waits_and_the_timeout_that_covers_them() -> None:
             max_execution_timeout=Duration.seconds(3600),
         )
     assert str(err.value) == (
-        "DeploymentPolicy.canary.max_execution_timeout: got '3600 seconds'; allowed: more than the waits it must cover (3600 seconds)"
+        "DeploymentPolicy.canary.max_execution_timeout: got '3600 seconds'; allowed: more than the waits it must cover "
+        "(5400 seconds over every step)"
     )
-    DeploymentPolicy.rolling(batch_size=CapacitySize.percent(10), bake_time=Duration.seconds(3600), max_execution_timeout=Duration.seconds(3601))
+    # linear: one wait per step: 10 % steps of 30 minutes wait five hours, not one
     with pytest.raises(PoolConfigError) as err:
-        DeploymentPolicy.rolling(batch_size=CapacitySize.percent(10), bake_time=Duration.seconds(3600), max_execution_timeout=Duration.seconds(3600))
+        DeploymentPolicy.linear(step_size=CapacitySize.percent(10), wait_interval=Duration.minutes(30), max_execution_timeout=Duration.hours(1))
+    assert "18000 seconds" in str(err.value)
+    DeploymentPolicy.linear(step_size=CapacitySize.percent(50), wait_interval=Duration.minutes(30), max_execution_timeout=Duration.seconds(3601))
+    # rolling: counted for the fewest batches here (one); against the fleet by the endpoint
+    DeploymentPolicy.rolling(batch_size=CapacitySize.percent(50), bake_time=Duration.seconds(3600), max_execution_timeout=Duration.seconds(3601))
+    with pytest.raises(PoolConfigError) as err:
+        DeploymentPolicy.rolling(batch_size=CapacitySize.percent(50), bake_time=Duration.seconds(3600), max_execution_timeout=Duration.seconds(3600))
     assert err.value.field == "DeploymentPolicy.rolling.max_execution_timeout"
 
 
@@ -140,46 +148,55 @@ def test_rolling_rollback_size_and_timeout_bounds() -> None:
         DeploymentPolicy.rolling(batch_size=ten, bake_time=MINUTE, rollback_batch_size=1)  # type: ignore[arg-type]
     assert err.value.field == "DeploymentPolicy.rolling.rollback_batch_size"
     for seconds in (600, 28800):
-        DeploymentPolicy.rolling(batch_size=ten, bake_time=MINUTE, max_execution_timeout=Duration.seconds(seconds))
+        DeploymentPolicy.rolling(batch_size=ten, bake_time=Duration.seconds(30), max_execution_timeout=Duration.seconds(seconds))
     for seconds in (599, 28801):
         with pytest.raises(PoolConfigError) as err:
-            DeploymentPolicy.rolling(batch_size=ten, bake_time=MINUTE, max_execution_timeout=Duration.seconds(seconds))
+            DeploymentPolicy.rolling(batch_size=ten, bake_time=Duration.seconds(30), max_execution_timeout=Duration.seconds(seconds))
         assert err.value.field == "DeploymentPolicy.rolling.max_execution_timeout"
 
 
-def test_fleet_overlap_counts_one_bake_per_traffic_step_then_the_termination_wait() -> None:
+def test_waits_count_one_bake_per_traffic_step_then_the_termination_wait() -> None:
     wait, term = Duration.seconds(60), Duration.seconds(120)
     # All at once: one shift, baked once; then the old fleet waits out termination_wait.
-    assert DeploymentPolicy.all_at_once(wait_interval=wait, termination_wait=term).fleet_overlap_seconds(4) == 60 + 120
-    assert DeploymentPolicy.all_at_once(wait_interval=wait).fleet_overlap_seconds(4) == 60  # no termination wait: 0
-    assert DeploymentPolicy.all_at_once().fleet_overlap_seconds(4) == 0
+    assert DeploymentPolicy.all_at_once(wait_interval=wait, termination_wait=term).waits_seconds(4) == 60 + 120
+    assert DeploymentPolicy.all_at_once(wait_interval=wait).waits_seconds(4) == 60  # no termination wait: 0
+    assert DeploymentPolicy.all_at_once().waits_seconds(4) == 0
     # Canary: the canary step and the final step, whatever the canary's size.
     for size in (CapacitySize.percent(10), CapacitySize.instances(3)):
-        assert DeploymentPolicy.canary(canary_size=size, wait_interval=wait, termination_wait=term).fleet_overlap_seconds(8) == 2 * 60 + 120
-    # Linear in percent: 100 % in steps of the size, rounded up (30 %: 4 steps), whatever the fleet.
-    for max_instances in (1, 50):
-        assert DeploymentPolicy.linear(step_size=CapacitySize.percent(30), wait_interval=wait).fleet_overlap_seconds(max_instances) == 4 * 60
-    assert DeploymentPolicy.linear(step_size=CapacitySize.percent(50), wait_interval=wait, termination_wait=term).fleet_overlap_seconds(3) == 2 * 60 + 120
-    # Linear in instances: the largest fleet in steps of the size, rounded up; a step larger than
-    # the fleet is one step.
-    assert DeploymentPolicy.linear(step_size=CapacitySize.instances(2), wait_interval=wait).fleet_overlap_seconds(5) == 3 * 60
-    assert DeploymentPolicy.linear(step_size=CapacitySize.instances(2), wait_interval=wait).fleet_overlap_seconds(4) == 2 * 60
-    assert DeploymentPolicy.linear(step_size=CapacitySize.instances(8), wait_interval=wait).fleet_overlap_seconds(5) == 60
-    # Rolling: one bake per batch, no termination wait.
-    assert DeploymentPolicy.rolling(batch_size=CapacitySize.percent(20), bake_time=Duration.seconds(300)).fleet_overlap_seconds(7) == 5 * 300
-    assert DeploymentPolicy.rolling(batch_size=CapacitySize.instances(3), bake_time=Duration.seconds(300)).fleet_overlap_seconds(7) == 3 * 300
+        assert DeploymentPolicy.canary(canary_size=size, wait_interval=wait, termination_wait=term).waits_seconds(8) == 2 * 60 + 120
+    # Linear in percent: traffic moves in steps of the size, rounded up (30 %: 4 steps), whatever the fleet.
+    for fleet in (1, 50):
+        assert DeploymentPolicy.linear(step_size=CapacitySize.percent(30), wait_interval=wait).waits_seconds(fleet) == 4 * 60
+    assert DeploymentPolicy.linear(step_size=CapacitySize.percent(50), wait_interval=wait, termination_wait=term).waits_seconds(3) == 2 * 60 + 120
+    # In instances: the fleet in steps of the size, rounded up; a step larger than the fleet is one step.
+    assert DeploymentPolicy.linear(step_size=CapacitySize.instances(2), wait_interval=wait).waits_seconds(5) == 3 * 60
+    assert DeploymentPolicy.linear(step_size=CapacitySize.instances(2), wait_interval=wait).waits_seconds(4) == 2 * 60
+    assert DeploymentPolicy.linear(step_size=CapacitySize.instances(8), wait_interval=wait).waits_seconds(5) == 60
+    # Rolling: one bake per batch of whole instances (20 % of 7: batches of 2, 4 of them), no termination wait.
+    assert DeploymentPolicy.rolling(batch_size=CapacitySize.percent(20), bake_time=Duration.seconds(300)).waits_seconds(7) == 4 * 300
+    assert DeploymentPolicy.rolling(batch_size=CapacitySize.percent(20), bake_time=Duration.seconds(300)).waits_seconds(10) == 5 * 300
+    assert DeploymentPolicy.rolling(batch_size=CapacitySize.instances(3), bake_time=Duration.seconds(300)).waits_seconds(7) == 3 * 300
 
 
-def test_fleet_overlap_is_unknown_for_tokens_and_without_a_policy() -> None:
+def test_the_whole_deployment_adds_provisioning_once_per_new_fleet_or_batch() -> None:
+    bake = Duration.minutes(10)
+    # Blue/green provisions the green fleet once; rolling provisions every batch.
+    assert DeploymentPolicy.canary(canary_size=CapacitySize.percent(25), wait_interval=bake).duration_seconds(8, 1200) == 2 * 600 + 1200
+    assert DeploymentPolicy.rolling(batch_size=CapacitySize.percent(25), bake_time=bake).duration_seconds(8, 1200) == 4 * (600 + 1200)
+    assert DeploymentPolicy().duration_seconds(8, 1200) is None
+
+
+def test_waits_are_unknown_for_tokens_and_without_a_policy() -> None:
     stack = cdk.Stack(cdk.App(), "Tokens")
     number = cdk.CfnParameter(stack, "N", type="Number").value_as_number
-    assert DeploymentPolicy.canary(canary_size=CapacitySize(type="CAPACITY_PERCENT", value=number), wait_interval=MINUTE).fleet_overlap_seconds(4) is None
-    assert DeploymentPolicy.linear(step_size=CapacitySize.percent(10), wait_interval=MINUTE).fleet_overlap_seconds(number) is None  # type: ignore[arg-type]
-    assert DeploymentPolicy().fleet_overlap_seconds(4) is None  # no traffic policy: SageMaker's default
+    assert DeploymentPolicy.canary(canary_size=CapacitySize(type="CAPACITY_PERCENT", value=number), wait_interval=MINUTE).waits_seconds(4) is None
+    assert DeploymentPolicy.linear(step_size=CapacitySize.percent(10), wait_interval=MINUTE).waits_seconds(number) is None  # type: ignore[arg-type]
+    assert DeploymentPolicy().waits_seconds(4) is None  # no traffic policy: SageMaker's default
     seconds = Duration.seconds(number)
-    assert DeploymentPolicy.all_at_once(wait_interval=seconds).fleet_overlap_seconds(4) is None
-    assert DeploymentPolicy.all_at_once(termination_wait=seconds).fleet_overlap_seconds(4) is None
-    assert DeploymentPolicy.rolling(batch_size=CapacitySize.percent(10), bake_time=seconds).fleet_overlap_seconds(4) is None
+    assert DeploymentPolicy.all_at_once(wait_interval=seconds).waits_seconds(4) is None
+    assert DeploymentPolicy.all_at_once(termination_wait=seconds).waits_seconds(4) is None
+    assert DeploymentPolicy.rolling(batch_size=CapacitySize.percent(10), bake_time=seconds).waits_seconds(4) is None
+    assert DeploymentPolicy.rolling(batch_size=CapacitySize.percent(10), bake_time=MINUTE).duration_seconds(4, number) is None  # type: ignore[arg-type]
 
 
 def test_a_token_timeout_or_wait_is_left_to_deploy_time() -> None:
@@ -211,7 +228,7 @@ def test_with_rollback_alarms_replaces_the_alarms_and_keeps_the_rest() -> None:
     policy = DeploymentPolicy.canary(canary_size=CapacitySize.percent(10), wait_interval=MINUTE, rollback_alarms=first)
     changed = policy.with_rollback_alarms(second)
     assert changed.rollback_alarms == tuple(second) and policy.rollback_alarms == tuple(first)
-    assert changed._blue_green is policy._blue_green and changed.fleet_overlap_seconds(4) == policy.fleet_overlap_seconds(4) == 120
+    assert changed._blue_green is policy._blue_green and changed.waits_seconds(4) == policy.waits_seconds(4) == 120
     assert policy.with_rollback_alarms([]).rollback_alarms == ()
     with pytest.raises(PoolConfigError) as err:
         policy.with_rollback_alarms([*second, *first])

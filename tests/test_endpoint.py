@@ -119,7 +119,7 @@ def test_all_props_render() -> None:
             batch_size=CapacitySize.percent(25),
             bake_time=Duration.minutes(5),
             rollback_batch_size=CapacitySize.instances(1),
-            max_execution_timeout=Duration.hours(1),
+            max_execution_timeout=Duration.hours(2),  # 3 batches of 1: 3 x (5 min bake + 30 min provisioning)
             rollback_alarms=[alarm],
         ),
         kms_key=key,
@@ -150,7 +150,7 @@ def test_all_props_render() -> None:
         "RollingUpdatePolicy": {
             "MaximumBatchSize": {"Type": "CAPACITY_PERCENT", "Value": 25},
             "WaitIntervalInSeconds": 300,
-            "MaximumExecutionTimeoutInSeconds": 3600,
+            "MaximumExecutionTimeoutInSeconds": 7200,
             "RollbackMaximumBatchSize": {"Type": "INSTANCE_COUNT", "Value": 1},
         },
         "AutoRollbackConfiguration": {"Alarms": [{"AlarmName": "llm-5xx"}]},

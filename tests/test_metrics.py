@@ -10,6 +10,8 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 
 from sagemaker_pools import InstancePool, MetricSource, PoolConfigError, PooledEndpoint, sagemaker_metric
 from sagemaker_pools.metrics import (
+    InstanceCountSource,
+    variant_instances_query,
     SAGEMAKER_METRICS,
     instance_count_metric,
     instance_count_stat,
@@ -61,7 +63,7 @@ HELPERS = {
     "metric_memory_utilization": ("/aws/sagemaker/Endpoints", "MemoryUtilization", "Average", cloudwatch.Unit.PERCENT),
     "metric_gpu_utilization": ("/aws/sagemaker/Endpoints", "GPUUtilization", "Average", cloudwatch.Unit.PERCENT),
     "metric_gpu_memory_utilization": ("/aws/sagemaker/Endpoints", "GPUMemoryUtilization", "Average", cloudwatch.Unit.PERCENT),
-    "metric_instance_count": ("AWS/SageMaker", "InstanceCount", "Average", None),
+    "metric_instance_count": ("/aws/sagemaker/Endpoints", "CPUUtilization", "SampleCount", cloudwatch.Unit.PERCENT),
 }
 
 
@@ -281,19 +283,41 @@ def test_sagemaker_metric_hands_every_option_to_the_cloudwatch_metric() -> None:
     assert (plain.label, plain.color, plain.unit, plain.account, plain.region) == (None, None, None, None, None)
 
 
-def test_instance_count_of_a_variant_is_its_instance_count_metric() -> None:
-    assert instance_count_stat(VARIANT, instance_type=G6) == Stat(
+def test_instance_count_of_a_variant_is_a_documented_metrics_sample_count_by_default() -> None:
+    cpu = ("/aws/sagemaker/Endpoints", "CPUUtilization")
+    assert instance_count_stat(VARIANT, instance_type=G6) == Stat(*cpu, (*VARIANT_DIMS, ("InstanceType", G6)), "SampleCount", 60, cloudwatch.Unit.PERCENT, f"instances {G6}")
+    per_type = instance_count_metric(VARIANT, instance_type=G6)
+    assert (per_type.namespace, per_type.metric_name, per_type.statistic, per_type.label) == (*cpu, "SampleCount", f"instances {G6}")
+    assert per_type.dimensions == {"EndpointName": "llm", "VariantName": "AllTraffic", "InstanceType": G6}
+
+
+def test_the_launch_posts_instance_count_metric_is_an_explicit_choice() -> None:
+    explicit = InstanceCountSource.INSTANCE_COUNT_METRIC
+    assert instance_count_stat(VARIANT, instance_type=G6, count_source=explicit) == Stat(
         "AWS/SageMaker", "InstanceCount", (*VARIANT_DIMS, ("InstanceType", G6)), "Average", 60, None, f"instances {G6}"
     )
-    assert instance_count_stat(VARIANT, statistic="Minimum", period=300) == Stat(
+    assert instance_count_stat(VARIANT, statistic="Minimum", period=300, count_source=explicit) == Stat(
         "AWS/SageMaker", "InstanceCount", VARIANT_DIMS, "Minimum", 300, None, "instances"
     )
-    per_type = instance_count_metric(VARIANT, instance_type=G6)
-    assert (per_type.namespace, per_type.metric_name, per_type.statistic, per_type.label) == ("AWS/SageMaker", "InstanceCount", "Average", f"instances {G6}")
-    assert per_type.dimensions == {"EndpointName": "llm", "VariantName": "AllTraffic", "InstanceType": G6}
-    whole = instance_count_metric(VARIANT, statistic="Maximum", period=Duration.minutes(5))
-    assert (whole.dimensions, whole.statistic, whole.period.to_seconds(), whole.label) == (dict(VARIANT_DIMS), "Maximum", 300, "instances")
-    assert instance_count_metric(VARIANT, label="running").label == "running"
+    whole = instance_count_metric(VARIANT, statistic="Maximum", period=Duration.minutes(5), count_source=explicit)
+    assert (whole.metric_name, whole.dimensions, whole.statistic, whole.period.to_seconds(), whole.label) == ("InstanceCount", dict(VARIANT_DIMS), "Maximum", 300, "instances")
+    assert instance_count_metric(VARIANT, label="running", count_source=explicit).label == "running"
+    # An inference component's weight is its copies, whichever source is asked for.
+    assert instance_count_stat(COMPONENT, count_source=explicit).metric_name == "CPUUtilizationNormalized"
+    with pytest.raises(PoolConfigError) as error:
+        instance_count_stat(VARIANT, count_source="InstanceCount")  # type: ignore[arg-type]
+    assert error.value.field == "count_source"
+    with pytest.raises(PoolConfigError):
+        instance_count_metric(VARIANT, count_source="InstanceCount")  # type: ignore[arg-type]
+
+
+def test_the_variants_instances_from_two_documented_invocation_metrics() -> None:
+    query = variant_instances_query(VARIANT, period=300)
+    assert query.expression == "inv / ipi"
+    assert [(i, s.metric_name, s.statistic, s.period, s.dimensions) for i, s in query.using] == [  # type: ignore[union-attr]
+        ("inv", "Invocations", "Sum", 300, VARIANT_DIMS),
+        ("ipi", "InvocationsPerInstance", "Sum", 300, VARIANT_DIMS),
+    ]
 
 
 def test_instance_count_of_a_component_is_the_sample_count_of_its_copies() -> None:

@@ -58,7 +58,8 @@ def test_scaling_alarms_and_dashboard_make_no_cloudwatch_objects(created: collec
     assert {k: created[k] for k in ("Metric", "MathExpression", "Alarm", "GraphWidget")} == dict.fromkeys(
         ("Metric", "MathExpression", "Alarm", "GraphWidget"), 0
     )
-    assert created["CfnAlarm"] == 6 and created["CfnScalingPolicy"] == 1
+    # 3 latency, error rate, fallback, the at-max count and its saturation half; the composite.
+    assert created["CfnAlarm"] == 7 and created["CfnCompositeAlarm"] == 1 and created["CfnScalingPolicy"] == 1
     # The public edge still hands out CDK objects.
     assert isinstance(endpoint.metric_weighted_utilization(), cloudwatch.MathExpression)
     assert created["MathExpression"] > 0
@@ -116,9 +117,13 @@ def test_alarms_are_ialarms_over_their_cfn_alarm() -> None:
     error_rate = next(v["Properties"] for k, v in resources(template, "AWS::CloudWatch::Alarm").items() if k.startswith("AlarmsErrorRate5xx"))
     topic_id = next(k for k in resources(template, "AWS::SNS::Topic") if k.startswith("Late"))
     assert error_rate["AlarmActions"] == error_rate["OKActions"] == [{"Ref": topic_id}]
-    (composite,) = resources(template, "AWS::CloudWatch::CompositeAlarm").values()
+    (composite,) = [c for k, c in resources(template, "AWS::CloudWatch::CompositeAlarm").items() if k.startswith("Either")]
     rule = str(composite["Properties"]["AlarmRule"])
-    assert all(f"'{k}', 'Arn'" in rule for k in resources(template, "AWS::CloudWatch::Alarm") if not k.startswith(("AlarmsFallback", "AlarmsAtMax")))
+    assert all(
+        f"'{k}', 'Arn'" in rule
+        for k in resources(template, "AWS::CloudWatch::Alarm")
+        if not k.startswith(("AlarmsFallback", "AlarmsAtMax", "AlarmsSaturated"))
+    )
     assert alarms.error_rate_alarm.node.default_child.node.path == alarms.error_rate_alarm.resource.node.path  # type: ignore[union-attr]
 
 

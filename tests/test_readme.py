@@ -130,8 +130,13 @@ def _check_scaled(namespace: dict[str, Any]) -> None:
     tracking = policy["TargetTrackingScalingPolicyConfiguration"]
     assert (tracking["TargetValue"], tracking["ScaleInCooldown"]) == (0.7, 600)
     assert len(_of_type(template, "AWS::CloudWatch::Dashboard")) == 1
+    topic = [{"Ref": next(iter(_of_type(template, "AWS::SNS::Topic")))}]
     alarms = _of_type(template, "AWS::CloudWatch::Alarm")
-    assert alarms and all(a["AlarmActions"] == [{"Ref": next(iter(_of_type(template, "AWS::SNS::Topic")))}] for a in alarms.values())
+    # Every alarm notifies but the at-max composite's two halves, which notify through it.
+    halves = {k for k in alarms if k.startswith(("AlarmsAtMaxCount", "AlarmsSaturated"))}
+    assert len(halves) == 2 and all(alarms[k]["AlarmActions"] == topic for k in set(alarms) - halves)
+    (composite,) = _of_type(template, "AWS::CloudWatch::CompositeAlarm").values()
+    assert composite["AlarmActions"] == topic
 
 
 def _check_components(namespace: dict[str, Any]) -> None:

@@ -431,7 +431,7 @@ def test_the_weighted_policy_reads_the_strategy_and_statistic_asked_for(options:
     queries = _config(template, "EpScalingAllTrafficWeighted")["CustomizedMetricSpecification"]["Metrics"]
     stats = {(q["MetricStat"]["Metric"]["MetricName"], q["MetricStat"]["Stat"]) for q in queries if "MetricStat" in q}
     # Instance weighting reads each pool's instance count besides its concurrency.
-    assert stats == {("ConcurrentRequestsPerModel", "Average"), ("InstanceCount", "Average")}
+    assert stats == {("ConcurrentRequestsPerModel", "Average"), ("CPUUtilization", "SampleCount")}
     (top,) = [q for q in queries if q["ReturnData"]]
     assert top["Expression"].startswith("IF(FILL(n, 0) > 0, (u1 * s1 + u2 * s2 + u3 * s3) / n")
 

@@ -96,26 +96,26 @@ def test_average_over_types_never_reaches_its_target_while_max_over_types_scales
 
 
 def test_instance_count_and_cpu_sample_count_simulate_alike(weighted_templates: dict[str, Any]) -> None:
-    """INSTANCE_WEIGHTED reads the per-type count as InstanceCount or, the documented alternative, as
-    SampleCount of CPUUtilization: same fleet."""
+    """INSTANCE_WEIGHTED reads the per-type count as SampleCount of CPUUtilization (the default, a
+    documented metric) or, when asked for, as the launch post's InstanceCount: same fleet."""
     template = weighted_templates["INSTANCE_WEIGHTED"]
-    as_samples = copy.deepcopy(template)
+    as_counts = copy.deepcopy(template)
     changed = 0
-    for resource in as_samples["Resources"].values():
+    for resource in as_counts["Resources"].values():
         for query in resource.get("Properties", {}).get("TargetTrackingScalingPolicyConfiguration", {}).get(
             "CustomizedMetricSpecification", {}
         ).get("Metrics", []):
             stat = query.get("MetricStat")
-            if stat and stat["Metric"]["MetricName"] == "InstanceCount":
-                stat["Metric"].update(MetricName="CPUUtilization", Namespace="/aws/sagemaker/Endpoints")
-                stat["Stat"] = "SampleCount"
-                stat["Unit"] = "Percent"
+            if stat and stat["Metric"]["MetricName"] == "CPUUtilization":
+                stat["Metric"].update(MetricName="InstanceCount", Namespace="AWS/SageMaker")
+                stat["Stat"] = "Average"
+                del stat["Unit"]
                 changed += 1
     assert changed == 3
     load = [20.0] * 30 + [150.0] * 90 + [10.0] * 60
     outages = {G6E: [(20, 200)]}
     a = to_json(simulate(read_fleet(template), Scenario(load=load, outages=outages)))
-    b = to_json(simulate(read_fleet(as_samples), Scenario(load=load, outages=outages)))
+    b = to_json(simulate(read_fleet(as_counts), Scenario(load=load, outages=outages)))
     assert a["timeline"] == b["timeline"]
     assert any(r["instances"][G6] for r in a["timeline"])  # the fallback pool served, so the count mattered
 

@@ -95,7 +95,8 @@ def fleet_data(fleet: Fleet, count_factor: int = 1) -> Callable[[Mapping[str, An
         if metric["MetricName"] == "ConcurrentRequestsPerModel":
             assert stat["Stat"] == "Maximum"
             return in_flight
-        assert (metric["Namespace"], metric["MetricName"], stat["Stat"]) == ("AWS/SageMaker", "InstanceCount", "Average")
+        # The default count source: a documented metric's sample count, one per instance a minute.
+        assert (metric["Namespace"], metric["MetricName"], stat["Stat"]) == ("/aws/sagemaker/Endpoints", "CPUUtilization", "SampleCount")
         return float(instances * count_factor)
 
     return data
@@ -161,7 +162,7 @@ def test_instance_weighting_falls_back_to_the_maximum_without_a_count_signal(pol
     data = fleet_data(fleet)
 
     def no_counts(stat: Mapping[str, Any]) -> float | None:
-        return None if stat["Metric"]["MetricName"] == "InstanceCount" else data(stat)
+        return None if stat["Metric"]["MetricName"] == "CPUUtilization" else data(stat)
 
     weighted = evaluate(policies[("example", "INSTANCE_WEIGHTED")], no_counts)
     assert weighted == pytest.approx(reference(UtilizationStrategy.MAX_OVER_TYPES, EXAMPLE, fleet))
@@ -262,7 +263,7 @@ def test_instance_weighting_weighs_by_each_types_instance_count_and_falls_back_t
     period = 300
     u = tuple(_utilization(i, t, c, "Average", period) for i, (t, c) in enumerate(((G6E, "32"), (G6, "16")), start=1))
     s = tuple(
-        (f"s{i}", Stat("AWS/SageMaker", "InstanceCount", (("EndpointName", "llm"), ("VariantName", "AllTraffic"), ("InstanceType", t)), "Average", period, None, f"instances {t}"))
+        (f"s{i}", Stat("/aws/sagemaker/Endpoints", "CPUUtilization", (("EndpointName", "llm"), ("VariantName", "AllTraffic"), ("InstanceType", t)), "SampleCount", period, cloudwatch.Unit.PERCENT, f"instances {t}"))
         for i, t in enumerate((G6E, G6), start=1)
     )
     n = Math("s1 + s2", s, period, "instances")

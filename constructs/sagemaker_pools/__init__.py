@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from .routing import Routing
     from .alarms import PoolAlarms
     from .dashboard import PoolDashboard
-    from .metrics import MetricSource, UtilizationStrategy, sagemaker_metric, weighted_utilization
+    from .metrics import InstanceCountSource, MetricSource, UtilizationStrategy, sagemaker_metric, weighted_utilization
     from .scaling import ScalableCapacity, StepScaling, VariantScaling
 
 # public name -> module that defines it (imports aws_cdk)
@@ -58,6 +58,7 @@ _LAZY = {
     "Routing": "routing",
     "PoolAlarms": "alarms",
     "PoolDashboard": "dashboard",
+    "InstanceCountSource": "metrics",
     "MetricSource": "metrics",
     "UtilizationStrategy": "metrics",
     "sagemaker_metric": "metrics",

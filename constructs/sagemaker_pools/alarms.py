@@ -4,15 +4,31 @@
 * 5XX error rate of the variant, in percent of invocations;
 * fallback in use: instances of a pool with priority > 1 present for longer than a set time
   (the preferred hardware has had no capacity that long);
-* fleet at max capacity: the variant has run at its autoscaling maximum for a set time, a time
-  that outlasts a deployment's fleet overlap (during a blue/green deployment the old and the new
-  fleet both run, and the variant reads up to twice its size).
+* fleet at max capacity: a composite alarm, the variant's instance count at its autoscaling
+  maximum **and** the autoscaler's own signal above its target, both for a set time: more
+  capacity is wanted and none may be added.
+
+Every alarm reads metrics the AWS reference documents (``docs/aws-readings.md``): the per-type
+presence of instances is the ``SampleCount`` of ``CPUUtilization`` with ``InstanceType`` (the
+developer guide lists that metric with that dimension for instance pools), and the variant's
+instance count is ``Invocations / InvocationsPerInstance`` (the reference defines the second as
+the first normalized by the instance count). ``InstanceCount``, which only the launch post
+names, is read only when asked for (``count_source=InstanceCountSource.INSTANCE_COUNT_METRIC``).
+
+Why the at-max alarm is a composite: during a deployment the old and the new fleet both run
+(blue/green: the whole fleet twice during the bakes; rolling: N + one batch for the whole
+rollout; a rollback without ``RollbackMaximumBatchSize`` brings the whole old fleet back at once),
+so any instance count reads at or above the maximum for up to hours without the fleet being
+short of capacity. The extra instances do not raise the load on the ones that serve, so the
+autoscaler's signal stays at or under its target; both together mean a fleet that needs more
+than it may have, under every deployment type, without stretching the window over the longest
+deployment (``docs/scaling.md``, "The at-max-capacity alarm").
 
 The latency and error-rate alarms can roll a deployment back (:attr:`PoolAlarms.rollback_alarms`).
 A rollback alarm must watch the endpoint *by a fixed name*: the endpoint's ``DeploymentConfig``
 names the alarm, so an alarm whose metric used the endpoint's generated name would need the
 endpoint first and the endpoint the alarm first (a CloudFormation dependency cycle). Give the
-endpoint ``endpoint_name=`` and build the alarms before it on
+endpoint ``endpoint_name=`` (a literal or a ``CfnParameter``) and build the alarms before it on
 ``PooledEndpoint.from_endpoint_name(scope, id, name)`` (see ``docs/scaling.md``).
 """
 
@@ -34,20 +50,33 @@ from ._tree import stack_of
 from ._tokens import is_unresolved
 from ._validate import check_int_range, duration_facts, seconds_in_range
 from .errors import PoolConfigError
-from .deployment import DeploymentPolicy
-from .metrics import MetricSource, instance_count_stat, sagemaker_stat
-from .queries import Math, Query, alarm_properties
+from .metrics import (
+    DEFAULT_INSTANCE_COUNT_SOURCE,
+    DEFAULT_UTILIZATION_STRATEGY,
+    InstanceCountSource,
+    MetricSource,
+    instance_count_stat,
+    sagemaker_stat,
+    variant_instances_query,
+    weighted_utilization_query,
+)
+from .queries import Math, Query, alarm_properties, from_cloudwatch
 from .pools import InstancePool
 
 if TYPE_CHECKING:
     from .endpoint import EndpointBase
 
-__all__ = ["PoolAlarms", "L1Alarm"]
+__all__ = ["PoolAlarms", "L1Alarm", "DEFAULT_SATURATION_THRESHOLD"]
 
 #: Period of the instance-count alarms, in seconds.
 _PRESENCE_SECONDS = 300
-#: The at-max-capacity window when no deployment overlap asks for more: 3 periods.
-DEFAULT_AT_MAX_PERIODS = 3
+#: Period of the saturation alarms (the autoscaler's signal is a 1-minute metric).
+_SIGNAL_SECONDS = 60
+#: The at-max-capacity window by default.
+DEFAULT_AT_MAX_CAPACITY_FOR = Duration.minutes(15)
+#: The weighted-utilization threshold of the saturation alarm when no scaling policy gives a
+#: target: the library's default target (``scale_on_weighted_utilization(target=0.7)``).
+DEFAULT_SATURATION_THRESHOLD = 0.7
 #: CloudWatch: for periods under an hour, periods x evaluation periods <= one day.
 MAX_EVALUATION_SECONDS = 86400
 
@@ -70,25 +99,33 @@ class PoolAlarms(Construct):
         fallback_for: alarm when instances of any pool with priority > 1 have been present this
             long: a multiple of 5 minutes up to one day, or ``None`` for no such alarm. Not made
             for a single pool. Default: 1 hour.
-        max_capacity: alarm when the variant has run this many instances (its autoscaling
-            maximum, summed ``InstanceCount`` of its types, Minimum per 5 minutes) for
-            ``at_max_capacity_for``. Default: the maximum of ``endpoint.auto_scale`` if already
-            called, else no such alarm.
-        deployment: the endpoint's deployment policy, whose fleet overlap
-            (:meth:`DeploymentPolicy.fleet_overlap_seconds`) the at-max-capacity window must
-            outlast. Default: the endpoint's own policy (none for an imported endpoint).
-        at_max_capacity_for: a multiple of 5 minutes up to one day, longer than the deployment's
-            fleet overlap rounded up to 5 minutes, plus 10 minutes (a run of doubled counts touches one
-            period more than it fills). Default: 15 minutes, or that minimum when it is longer.
+        max_capacity: the variant's autoscaling maximum: the at-max-capacity alarm fires when
+            the variant has run this many instances while the autoscaler's signal stayed above
+            its target, for ``at_max_capacity_for``. Default: the maximum of
+            ``endpoint.auto_scale`` if already called, else no such alarm.
+        at_max_capacity_for: a multiple of 5 minutes up to one day. Default: 15 minutes.
+        saturation_metric: the signal that reads above ``saturation_threshold`` while the fleet
+            needs more capacity. Default: each target-tracking policy of ``endpoint.auto_scale``
+            with its own target (any of them above its target counts); without one, the weighted
+            utilization of ``pools`` (each with ``max_concurrency``).
+        saturation_threshold: with ``saturation_metric``, or for the weighted utilization when no
+            policy gives a target. Default: 0.7 (:data:`DEFAULT_SATURATION_THRESHOLD`).
+        count_source: where the fallback alarm reads each type's instances, see
+            :class:`~sagemaker_pools.metrics.InstanceCountSource`. Default: ``CPU_SAMPLES``, a
+            documented metric; ``INSTANCE_COUNT_METRIC`` reads ``InstanceCount``, which only the
+            launch post names (then the at-max count sums it per type too).
         topic: notify this SNS topic on ALARM and OK. Default: no notification.
 
     Attributes:
         latency_alarms: ``{instance type: alarm}``, in priority order.
         error_rate_alarm: the 5XX rate alarm.
         fallback_alarm: the fallback-in-use alarm, or ``None``.
-        at_max_capacity_alarm: the at-max-capacity alarm, or ``None``.
+        at_max_capacity_alarm: the at-max-capacity composite alarm, or ``None``.
+        at_max_count_alarm: its instance-count half (no actions), or ``None``.
+        saturation_alarms: its signal halves, one per tracked signal (no actions).
 
-        Each is an :class:`L1Alarm`: an ``IAlarm`` over its ``CfnAlarm`` (``alarm.resource``).
+        Each is an :class:`L1Alarm`: an ``IAlarm`` over its ``CfnAlarm`` or ``CfnCompositeAlarm``
+        (``alarm.resource``).
     """
 
     def __init__(
@@ -103,8 +140,10 @@ class PoolAlarms(Construct):
         error_rate_percent: float = 1.0,
         fallback_for: Duration | None = Duration.hours(1),
         max_capacity: int | None = None,
-        deployment: DeploymentPolicy | None = None,
         at_max_capacity_for: Duration | None = None,
+        saturation_metric: cloudwatch.IMetric | None = None,
+        saturation_threshold: float | None = None,
+        count_source: InstanceCountSource = DEFAULT_INSTANCE_COUNT_SOURCE,
         topic: sns.ITopic | None = None,
     ) -> None:
         field = "PoolAlarms"
@@ -119,27 +158,32 @@ class PoolAlarms(Construct):
             isinstance(error_rate_percent, bool) or not isinstance(error_rate_percent, numbers.Real) or not 0 < error_rate_percent <= 100
         ):
             raise PoolConfigError(f"{field}.error_rate_percent", error_rate_percent, "a percentage in (0, 100]")
-        fallback_periods = _presence_periods(fallback_for, f"{field}.fallback_for") if fallback_for is not None else None
+        if not isinstance(count_source, InstanceCountSource):
+            raise PoolConfigError(f"{field}.count_source", count_source, f"an InstanceCountSource ({', '.join(s.name for s in InstanceCountSource)})")
+        fallback_periods = _periods(fallback_for, f"{field}.fallback_for") if fallback_for is not None else None
         scaling = endpoint.auto_scaling
         if max_capacity is None and scaling is not None:
             max_capacity = scaling.max_capacity
         check_int_range(max_capacity, f"{field}.max_capacity", 1, None, "instances")
-        if deployment is not None and not isinstance(deployment, DeploymentPolicy):
-            raise PoolConfigError(f"{field}.deployment", deployment, "a DeploymentPolicy (all_at_once, canary, linear, rolling)")
-        deployment = deployment or endpoint.deployment
-        at_max_periods = _at_max_periods(at_max_capacity_for, deployment, max_capacity, f"{field}.at_max_capacity_for")
+        at_max_periods = _periods(at_max_capacity_for or DEFAULT_AT_MAX_CAPACITY_FOR, f"{field}.at_max_capacity_for")
+        source = MetricSource.variant(endpoint.endpoint_name, endpoint.variant_name)
+        signals = (
+            _saturation_signals(source, resolved, scaling, saturation_metric, saturation_threshold, f"{field}.saturation_metric")
+            if max_capacity is not None
+            else []
+        )
 
         super().__init__(scope, id)
         self.endpoint = endpoint
-        source = MetricSource.variant(endpoint.endpoint_name, endpoint.variant_name)
         name = endpoint.endpoint_name
         self._actions = [topic.topic_arn] if topic is not None else None
         self._alarms: list[L1Alarm] = []
 
         self.latency_alarms: dict[str, L1Alarm] = {}
-        for instance_type, threshold in thresholds.items():
+        for index, (instance_type, threshold) in enumerate(thresholds.items()):
             self.latency_alarms[instance_type] = self._alarm(
-                f"Latency-{instance_type}",
+                # Construct ids must be literal: a type from a CfnParameter is named by its position.
+                f"Latency-pool{index + 1}" if is_unresolved(instance_type) else f"Latency-{instance_type}",
                 query=sagemaker_stat("ModelLatency", source, instance_type=instance_type, statistic="p99"),
                 threshold=threshold,
                 evaluation_periods=5,
@@ -158,19 +202,26 @@ class PoolAlarms(Construct):
             threshold=error_rate_percent,
             evaluation_periods=5,
             datapoints_to_alarm=3,
-            description=f"5XX errors above {error_rate_percent:g} % of invocations on {name} in 3 of 5 minutes",
+            description=f"5XX errors above {_text(error_rate_percent)} % of invocations on {name} in 3 of 5 minutes",
         )
 
         def counts(pools: Sequence[InstancePool], first: int, statistic: str) -> tuple[tuple[str, Query], ...]:
             return tuple(
-                (f"s{i}", instance_count_stat(source, instance_type=p.instance_type, statistic=statistic, period=_PRESENCE_SECONDS))
+                (
+                    f"s{i}",
+                    instance_count_stat(
+                        source, instance_type=p.instance_type, statistic=statistic, period=_PRESENCE_SECONDS, count_source=count_source
+                    ),
+                )
                 for i, p in enumerate(pools, start=first)
             )
 
         self.fallback_alarm: L1Alarm | None = None
         fallbacks = resolved[1:]
         if fallback_periods is not None and fallbacks:
-            # Maximum: any fallback instance during the period.
+            # Any data point of a fallback type in the period: an instance of it ran. With
+            # CPU_SAMPLES this is presence (a sample count above 0), which holds under every
+            # reading of how SageMaker publishes per-instance metrics.
             present = counts(fallbacks, 2, "Maximum")
             self.fallback_alarm = self._alarm(
                 "FallbackInUse",
@@ -185,20 +236,59 @@ class PoolAlarms(Construct):
             )
 
         self.at_max_capacity_alarm: L1Alarm | None = None
+        self.at_max_count_alarm: L1Alarm | None = None
+        self.saturation_alarms: list[L1Alarm] = []
         if max_capacity is not None:
-            # Minimum: held throughout the period. Every type is summed (the documented dimension
-            # set is per InstanceType); a deployment that doubles the count lasts fewer periods
-            # than the alarm evaluates (see _at_max_periods).
-            held = counts(resolved, 1, "Minimum")
-            self.at_max_capacity_alarm = self._alarm(
-                "AtMaxCapacity",
-                query=Math(" + ".join(i for i, _ in held), held, _PRESENCE_SECONDS, "instances"),
-                # ">= max_capacity" for integer counts.
-                threshold=max_capacity - 0.5,
+            window = at_max_periods * _PRESENCE_SECONDS
+            if count_source is InstanceCountSource.INSTANCE_COUNT_METRIC:
+                held = counts(resolved, 1, "Minimum")
+                instances: Query = Math(" + ".join(i for i, _ in held), held, _PRESENCE_SECONDS, "instances")
+            else:
+                instances = variant_instances_query(source, period=_PRESENCE_SECONDS)
+            # Rounded to whole instances, so that a threshold from a CfnParameter needs no arithmetic
+            # (a mean over a period of requests can read 7.98 for 8 instances).
+            self.at_max_count_alarm = self._alarm(
+                "AtMaxCount",
+                query=Math("FLOOR(n + 0.5)", (("n", instances),), _PRESENCE_SECONDS, "instances (rounded)"),
+                threshold=max_capacity,
+                comparison="GreaterThanOrEqualToThreshold",
                 evaluation_periods=at_max_periods,
                 datapoints_to_alarm=at_max_periods,
-                description=f"{name} has run at its maximum of {max_capacity} instances for {at_max_periods * 5} minutes",
+                description=f"{name} has run its maximum of {_text(max_capacity)} instances for {window // 60} minutes",
+                notify=False,
             )
+            minutes = window // _SIGNAL_SECONDS
+            # Most minutes, not all: a signal that dips under its target for a minute or two
+            # while the fleet stays short must not reset the window.
+            above = max(1, -(-minutes * 4 // 5))
+            for signal_id, query, threshold in signals:
+                self.saturation_alarms.append(
+                    self._alarm(
+                        f"Saturated{signal_id}",
+                        query=query,
+                        threshold=threshold,
+                        evaluation_periods=minutes,
+                        datapoints_to_alarm=above,
+                        description=(
+                            f"The scaling signal {signal_id} of {name} was above {_text(threshold)} in {above} of {minutes} minutes"
+                        ),
+                        notify=False,
+                    )
+                )
+            rule = " OR ".join(a.render_alarm_rule() for a in self.saturation_alarms)
+            self.at_max_capacity_alarm = L1Alarm(
+                self,
+                "AtMaxCapacity",
+                resource_class=cloudwatch.CfnCompositeAlarm,
+                alarm_rule=f"{self.at_max_count_alarm.render_alarm_rule()} AND ({rule})",
+                alarm_description=(
+                    f"{name} has run at its maximum of {_text(max_capacity)} instances for {window // 60} minutes "
+                    "while its scaling signal stayed above target: it needs capacity it may not add"
+                ),
+                alarm_actions=self._actions,
+                ok_actions=self._actions,
+            )
+            self._alarms.append(self.at_max_capacity_alarm)
 
     def _alarm(
         self,
@@ -209,19 +299,22 @@ class PoolAlarms(Construct):
         evaluation_periods: int,
         datapoints_to_alarm: int,
         description: str,
+        comparison: str = "GreaterThanThreshold",
+        notify: bool = True,
     ) -> L1Alarm:
+        actions = self._actions if notify else None
         alarm = L1Alarm(
             self,
             id,
-            comparison_operator="GreaterThanThreshold",
+            comparison_operator=comparison,
             threshold=threshold,
             evaluation_periods=evaluation_periods,
             datapoints_to_alarm=datapoints_to_alarm,
             # No data = no traffic, no instance of that type, no fallback: not a problem.
             treat_missing_data="notBreaching",
             alarm_description=description,
-            alarm_actions=self._actions,
-            ok_actions=self._actions,
+            alarm_actions=actions,
+            ok_actions=actions,
             **alarm_properties(query, f"PoolAlarms.{id}"),
         )
         self._alarms.append(alarm)
@@ -237,14 +330,16 @@ class PoolAlarms(Construct):
         """The alarms fit to roll a deployment back: the 5XX rate and each type's p99 latency.
 
         Raises:
-            PoolConfigError: the endpoint's name is generated (see the module docs: a cycle).
+            PoolConfigError: the endpoint's name is generated by CloudFormation (see the module
+                docs: a cycle). A name from a ``CfnParameter`` is fine.
         """
-        if is_unresolved(self.endpoint.endpoint_name):
+        if self.endpoint.has_generated_name:
             raise PoolConfigError(
                 "PoolAlarms.rollback_alarms",
-                "alarms on an endpoint with a generated name",
-                "alarms on a fixed endpoint name: give the endpoint endpoint_name=... and build these alarms before it "
-                "on PooledEndpoint.from_endpoint_name(...) (otherwise Endpoint -> Alarm -> Endpoint is a cycle)",
+                "alarms on an endpoint whose name CloudFormation generates",
+                "alarms on a fixed endpoint name (a literal or a CfnParameter): give the endpoint endpoint_name=... and "
+                "build these alarms before it on PooledEndpoint.from_endpoint_name(...) "
+                "(otherwise Endpoint -> Alarm -> Endpoint is a cycle)",
             )
         return [self.error_rate_alarm, *self.latency_alarms.values()]
 
@@ -264,16 +359,18 @@ class L1Alarm:
     Args:
         scope: parent construct.
         id: construct id.
-        props: ``cloudwatch.CfnAlarm`` properties (see ``queries.alarm_properties``).
+        resource_class: ``cloudwatch.CfnAlarm`` or ``cloudwatch.CfnCompositeAlarm`` (CDK's
+            ``CompositeAlarm`` sits at the same paths). Default: ``CfnAlarm``.
+        props: its properties (for a metric alarm see ``queries.alarm_properties``).
 
     Attributes:
         construct: the construct at ``<id>``, the alarm's ``node`` (its default child is the alarm).
-        resource: the ``CfnAlarm``.
+        resource: the ``CfnAlarm`` (or ``CfnCompositeAlarm``).
     """
 
-    def __init__(self, scope: Construct, id: str, **props: Any) -> None:
+    def __init__(self, scope: Construct, id: str, *, resource_class: Any = cloudwatch.CfnAlarm, **props: Any) -> None:
         self.construct = Construct(scope, id)
-        self.resource = cloudwatch.CfnAlarm(self.construct, "Resource", **props)
+        self.resource = resource_class(self.construct, "Resource", **props)
         self._name: str | None = None
         self._arn: str | None = None
         self._actions: dict[str, list[str]] = {}
@@ -344,6 +441,38 @@ class L1Alarm:
         setattr(self.resource, kind, list(arns))
 
 
+def _text(value: float) -> str:
+    """A number for an alarm description (a token stays a token)."""
+    return str(value) if is_unresolved(value) else f"{value:g}"
+
+
+def _saturation_signals(
+    source: MetricSource,
+    pools: Sequence[InstancePool],
+    scaling: Any,
+    metric: cloudwatch.IMetric | None,
+    threshold: float | None,
+    field: str,
+) -> list[tuple[str, Query, float]]:
+    """``(id, query, threshold)`` of each signal whose reading above its threshold means the fleet wants more."""
+    if metric is not None:
+        return [("", from_cloudwatch(metric, field), DEFAULT_SATURATION_THRESHOLD if threshold is None else threshold)]
+    tracked = list(scaling.tracked_signals) if scaling is not None else []
+    if tracked and threshold is None:
+        return [(t.policy_id, t.query, t.target) for t in tracked]
+    if all(p.max_concurrency is not None for p in pools):
+        strategy = (scaling.utilization_strategy if scaling is not None else None) or DEFAULT_UTILIZATION_STRATEGY
+        utilization = weighted_utilization_query(source, pools, strategy=strategy, field=field)
+        return [("WeightedUtilization", utilization, DEFAULT_SATURATION_THRESHOLD if threshold is None else threshold)]
+    raise PoolConfigError(
+        field,
+        None,
+        "a signal that reads above its threshold while the fleet needs more capacity: call endpoint.auto_scale(...) with a "
+        "target-tracking policy first, give every pool max_concurrency (weighted utilization), or pass saturation_metric= "
+        "(the at-max-capacity alarm needs one: during a deployment the instance count alone reads at its maximum)",
+    )
+
+
 def _latency_us(value: Duration, field: str) -> float:
     if not isinstance(value, Duration):
         raise PoolConfigError(field, value, "an aws_cdk.Duration (e.g. Duration.seconds(30))")
@@ -355,36 +484,9 @@ def _latency_us(value: Duration, field: str) -> float:
     return float(seconds * 1_000_000)
 
 
-def _presence_periods(value: Duration, field: str) -> int:
+def _periods(value: Duration, field: str) -> int:
     """``value`` in 5-minute periods (1 to 288: CloudWatch evaluates at most one day)."""
     seconds = seconds_in_range(value, field, _PRESENCE_SECONDS, MAX_EVALUATION_SECONDS)
     if seconds is None or is_unresolved(seconds) or seconds % _PRESENCE_SECONDS:
         raise PoolConfigError(field, f"{seconds} seconds", "a multiple of 5 minutes, from 5 minutes to 1 day")
     return seconds // _PRESENCE_SECONDS
-
-
-def _at_max_periods(value: Duration | None, deployment: DeploymentPolicy | None, max_capacity: int | None, field: str) -> int:
-    """5-minute periods of the at-max-capacity alarm: more than a deployment's doubled count can breach.
-
-    While old and new instances both run, the variant's count reads up to twice its size. A run
-    of ``overlap`` seconds touches at most ``ceil(overlap / 300) + 1`` periods, so an alarm that
-    needs one more consecutive breaching period than that cannot fire on the overlap alone.
-    """
-    overlap = deployment.fleet_overlap_seconds(max_capacity or 1) if deployment is not None and max_capacity else None
-    needed = -(-overlap // _PRESENCE_SECONDS) + 2 if overlap is not None else 1
-    if value is None:
-        periods = max(DEFAULT_AT_MAX_PERIODS, needed)
-        if periods * _PRESENCE_SECONDS > MAX_EVALUATION_SECONDS:
-            raise PoolConfigError(
-                field, f"a deployment overlap of {overlap} seconds", "an overlap under 1 day: CloudWatch evaluates at most one day"
-            )
-        return periods
-    periods = _presence_periods(value, field)
-    if periods < needed:
-        raise PoolConfigError(
-            field,
-            f"{periods * 5} minutes",
-            f"at least {needed * 5} minutes: the deployment runs old and new instances together for {overlap} seconds "
-            "(the variant reads up to twice its size), so a shorter window fires on every deployment",
-        )
-    return periods

@@ -117,7 +117,9 @@ class PoolDashboard(Construct):
             ("Model latency p50 / p99 (µs)", [line("ModelLatency", t, f"{t} {s}", s) for t in types for s in ("p50", "p99")]),
             ("Concurrent requests per model (max)", [line("ConcurrentRequestsPerModel", t, t) for t in types]),
             ("GPU utilization (% x GPUs)", [line("GPUUtilization", t, t) for t in types]),
-            ("Instances", [line("InstanceCount", t, t) for t in types]),
+            # A documented metric's sample count per type (docs/aws-readings.md): at the
+            # default 1-minute period and publishing, one sample per instance.
+            ("Instances (CPUUtilization samples)", [line("CPUUtilization", t, t, "SampleCount") for t in types]),
             ("Invocations per instance", [line("InvocationsPerInstance", t, t) for t in types]),
             (
                 "Errors (4XX / 5XX)",

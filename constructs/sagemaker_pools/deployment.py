@@ -72,6 +72,8 @@ class DeploymentPolicy:
     rollback_alarms: tuple[cloudwatch.IAlarm, ...] = field(default=())
     # (traffic routing type or "ROLLING", step size, wait/bake seconds, termination wait seconds)
     _timing: tuple[str, CapacitySize | None, int | None, int | None] | None = None
+    # MaximumExecutionTimeoutInSeconds, when given
+    _timeout: int | None = None
 
     def with_rollback_alarms(self, rollback_alarms: Sequence[cloudwatch.IAlarm]) -> "DeploymentPolicy":
         """This policy with ``rollback_alarms`` (0-10) instead of its own.
@@ -81,33 +83,102 @@ class DeploymentPolicy:
         """
         return replace(self, rollback_alarms=DeploymentPolicy._check_alarms(rollback_alarms))
 
-    def fleet_overlap_seconds(self, max_instances: int) -> int | None:
-        """How long old and new instances both run (and publish metrics) once traffic shifts.
+    def waits_seconds(self, fleet: int) -> int | None:
+        """Every wait of a deployment of a ``fleet``-instance variant, in seconds: the least it can take.
 
         Blue/green: every traffic step is followed by a baking period of ``wait_interval``
         (all at once: 1 step; canary: the canary and the final step; linear: one per step of
         ``step_size``), then the old fleet stays for ``termination_wait``. Rolling: each batch
-        is baked for ``bake_time``. The time SageMaker takes to provision the new instances
-        before the first shift is not included. ``None`` when a value is a token.
-
-        Args:
-            max_instances: the fleet's largest size (to count steps given in instances).
+        is baked for ``bake_time``. Provisioning comes on top (:meth:`duration_seconds`).
+        ``None`` when a value is a token or there is no traffic policy (SageMaker's default).
         """
-        if self._timing is None:
+        steps = self._steps(fleet)
+        if steps is None or self._timing is None:
             return None
-        kind, size, wait, termination = self._timing
-        values = (wait, termination, size.value if size else None, max_instances)
-        if any(is_unresolved(v) for v in values if v is not None):
+        _, _, wait, termination = self._timing
+        if any(is_unresolved(v) for v in (wait, termination) if v is not None):
+            return None
+        return steps * (wait or 0) + (termination or 0)
+
+    def duration_seconds(self, fleet: int, provision_seconds: int) -> int | None:
+        """The longest a deployment of a ``fleet``-instance variant can take while capacity is short.
+
+        Its waits (:meth:`waits_seconds`) plus the provisioning they wait for: blue/green
+        provisions the new fleet once before the first shift; rolling provisions each batch
+        before it takes traffic. ``provision_seconds`` is the variant's
+        ``VariantInstanceProvisionTimeoutInSeconds``: "the total time SageMaker AI spends
+        attempting to provision instances across all pools before the operation fails"
+        (developer guide, instance pools). ``None`` as for :meth:`waits_seconds`.
+        """
+        waits = self.waits_seconds(fleet)
+        steps = self._steps(fleet)
+        if waits is None or steps is None or is_unresolved(provision_seconds):
+            return None
+        assert self._timing is not None
+        provisions = steps if self._timing[0] == "ROLLING" else 1
+        return waits + provisions * provision_seconds
+
+    def _steps(self, fleet: int) -> int | None:
+        if self._timing is None or is_unresolved(fleet):
+            return None
+        kind, size, _, _ = self._timing
+        if size is not None and is_unresolved(size.value):
             return None
         if kind == "ALL_AT_ONCE":
-            steps = 1
-        elif kind == "CANARY":
-            steps = 2
-        else:  # LINEAR and ROLLING: one bake per step
-            assert size is not None
-            total = 100 if size.type == "CAPACITY_PERCENT" else max(max_instances, size.value)
-            steps = math.ceil(total / size.value)
-        return steps * (wait or 0) + (termination or 0)
+            return 1
+        if kind == "CANARY":
+            return 2
+        assert size is not None  # LINEAR and ROLLING: one bake per step
+        if size.type == "INSTANCE_COUNT":
+            return math.ceil(max(fleet, size.value) / size.value)
+        if kind == "LINEAR":  # traffic moves in steps of the percentage, whatever the fleet
+            return math.ceil(100 / size.value)
+        # A rolling batch is whole instances: the fewest steps are batches rounded up.
+        return math.ceil(fleet / math.ceil(fleet * size.value / 100))
+
+    def _kind(self) -> str:
+        """The policy's kind as its factory is named (``canary``, ``rolling`` ...), for messages."""
+        return self._timing[0].lower() if self._timing is not None else "SageMaker's default"
+
+    def check_fleet(self, smallest: int, largest: int, provision_seconds: int, field: str) -> None:
+        """Refuse what SageMaker refuses, or what rolls back on every deploy, for a fleet of ``smallest``-``largest`` instances.
+
+        * A step given in instances, against the fleet it may meet: the canary at most 50 % of
+          the smallest fleet; a linear step 10-50 %, a rolling batch 5-50 % of every fleet size
+          (API reference: TrafficRoutingConfig, RollingUpdatePolicy: "of the variant's total
+          instance count").
+        * ``max_execution_timeout`` against the whole deployment of the largest fleet: every
+          wait and bake plus provisioning (:meth:`duration_seconds`). A timeout under that rolls
+          back a deployment that meets a capacity shortage, exactly when the pools are needed.
+
+        Tokens are left to deploy time.
+        """
+        if self._timing is None or any(is_unresolved(v) for v in (smallest, largest)):
+            return
+        kind, size, _, _ = self._timing
+        if size is not None and size.type == "INSTANCE_COUNT" and not is_unresolved(size.value):
+            low, high = {"CANARY": (0, 50), "LINEAR": (10, 50), "ROLLING": (5, 50)}[kind]
+            name = {"CANARY": "canary_size", "LINEAR": "step_size", "ROLLING": "batch_size"}[kind]
+            if size.value * 100 > high * smallest or size.value * 100 < low * largest:
+                fleet = f"{smallest}" if smallest == largest else f"{smallest}-{largest}"
+                raise PoolConfigError(
+                    f"{field}.deployment.{name}",
+                    f"{size.value} instances",
+                    (f"at most {high}%" if low == 0 else f"{low}% to {high}%")
+                    + f" of the variant's instances for every fleet size it may have ({fleet} instances): "
+                    "SageMaker checks the step against the fleet it deploys; use CapacitySize.percent(...)",
+                )
+        timeout = self._timeout
+        duration = self.duration_seconds(largest, provision_seconds)
+        if timeout is not None and not is_unresolved(timeout) and duration is not None and timeout <= duration:
+            raise PoolConfigError(
+                f"{field}.deployment.max_execution_timeout",
+                f"{timeout} seconds",
+                f"more than the whole deployment of {largest} instances ({duration} seconds: every wait and bake, "
+                f"{self.waits_seconds(largest)} s, plus the provisioning timeout of {provision_seconds} s "
+                + ("for each batch" if kind == "ROLLING" else "for the new fleet")
+                + "); or no timeout",
+            )
 
     # -- blue/green ------------------------------------------------------------------------
 
@@ -190,8 +261,7 @@ class DeploymentPolicy:
             DeploymentPolicy._check_size(rollback_batch_size, "DeploymentPolicy.rolling.rollback_batch_size", 1, 100)
         bake = seconds_in_range(bake_time, "DeploymentPolicy.rolling.bake_time", 0, 3600)
         timeout = seconds_in_range(max_execution_timeout, "DeploymentPolicy.rolling.max_execution_timeout", 600, 28800)
-        DeploymentPolicy._check_timeout(timeout, bake or 0, "DeploymentPolicy.rolling.max_execution_timeout")
-        return DeploymentPolicy(
+        policy = DeploymentPolicy(
             _rolling=l1_properties(
                 sagemaker.CfnEndpoint.RollingUpdatePolicyProperty,
                 maximum_batch_size=batch_size._render(),
@@ -201,7 +271,10 @@ class DeploymentPolicy:
             ),
             rollback_alarms=DeploymentPolicy._check_alarms(rollback_alarms),
             _timing=("ROLLING", batch_size, bake, None),
+            _timeout=timeout,
         )
+        policy._check_timeout("DeploymentPolicy.rolling.max_execution_timeout")
+        return policy
 
     # -- rendering -------------------------------------------------------------------------
 
@@ -235,7 +308,6 @@ class DeploymentPolicy:
         wait = seconds_in_range(wait_interval, f"{name}.wait_interval", 0, 3600)
         term = seconds_in_range(termination_wait, f"{name}.termination_wait", 0, 3600)
         timeout = seconds_in_range(max_execution_timeout, f"{name}.max_execution_timeout", 600, 28800)
-        DeploymentPolicy._check_timeout(timeout, (wait or 0) + (term or 0), f"{name}.max_execution_timeout")
         routing = l1_properties(
             sagemaker.CfnEndpoint.TrafficRoutingConfigProperty,
             type=kind,
@@ -243,7 +315,7 @@ class DeploymentPolicy:
             canary_size=size._render() if kind == "CANARY" and size else None,
             linear_step_size=size._render() if kind == "LINEAR" and size else None,
         )
-        return DeploymentPolicy(
+        policy = DeploymentPolicy(
             _blue_green=l1_properties(
                 sagemaker.CfnEndpoint.BlueGreenUpdatePolicyProperty,
                 traffic_routing_configuration=routing,
@@ -252,7 +324,10 @@ class DeploymentPolicy:
             ),
             rollback_alarms=DeploymentPolicy._check_alarms(rollback_alarms),
             _timing=(kind, size, wait, term),
+            _timeout=timeout,
         )
+        policy._check_timeout(f"{name}.max_execution_timeout")
+        return policy
 
     @staticmethod
     def _check_size(size: object, field: str, low: int, high: int) -> None:
@@ -260,11 +335,18 @@ class DeploymentPolicy:
             raise PoolConfigError(field, size, "CapacitySize.percent(...) or CapacitySize.instances(...)")
         size._check_percent(field, low, high)
 
-    @staticmethod
-    def _check_timeout(timeout: int | None, waits: int, field: str) -> None:
-        # SageMaker: "the timeout value should be larger than the total waiting time".
-        if timeout is not None and not is_unresolved(timeout) and not is_unresolved(waits) and timeout <= waits:
-            raise PoolConfigError(field, f"{timeout} seconds", f"more than the waits it must cover ({waits} seconds)")
+    def _check_timeout(self, field: str) -> None:
+        """The timeout against every wait, counted for the fewest steps the policy can take.
+
+        SageMaker: "the timeout value should be larger than the total waiting time specified in
+        TerminationWaitInSeconds and WaitIntervalInSeconds" (BlueGreenUpdatePolicy), counted
+        here over every step: a linear policy of 10 % steps waits ten times. Steps given in
+        instances are counted once here and against the fleet by :meth:`check_fleet`.
+        """
+        waits = self.waits_seconds(1)
+        timeout = self._timeout
+        if timeout is not None and not is_unresolved(timeout) and waits is not None and timeout <= waits:
+            raise PoolConfigError(field, f"{timeout} seconds", f"more than the waits it must cover ({waits} seconds over every step)")
 
     @staticmethod
     def _check_alarms(alarms: Sequence[cloudwatch.IAlarm]) -> tuple[cloudwatch.IAlarm, ...]:

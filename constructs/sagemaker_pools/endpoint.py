@@ -36,7 +36,9 @@ from .errors import PoolConfigError
 from .inference_component import ComponentDeploymentPolicy, ComponentSpec, InferenceComponent, InstanceScaling
 from .instance_types import has_instance_storage
 from .metrics import (
+    DEFAULT_INSTANCE_COUNT_SOURCE,
     DEFAULT_UTILIZATION_STRATEGY,
+    InstanceCountSource,
     MetricOptions,
     MetricSource,
     UtilizationStrategy,
@@ -94,6 +96,13 @@ class EndpointBase(Resource):
     def endpoint_name(self) -> str:
         """The endpoint's name (a token for a generated name)."""
         raise NotImplementedError
+
+    @property
+    def has_generated_name(self) -> bool:
+        """True when CloudFormation generates the endpoint's name, so that whatever reads it
+        (``Fn::GetAtt``) must come after the endpoint. False for a fixed name (a literal or a
+        ``CfnParameter``) and for an imported endpoint."""
+        return False
 
     @property
     def endpoint_arn(self) -> str:
@@ -171,10 +180,22 @@ class EndpointBase(Resource):
         """``GPUMemoryUtilization`` (percent x GPUs). Default: Average."""
         return self.metric("GPUMemoryUtilization", instance_type=instance_type, **options)
 
-    def metric_instance_count(self, *, instance_type: str | None = None, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
-        """``InstanceCount`` of the variant or of one type. Default: Average (see :func:`~sagemaker_pools.metrics.instance_count_metric`)."""
+    def metric_instance_count(
+        self,
+        *,
+        instance_type: str | None = None,
+        count_source: InstanceCountSource = DEFAULT_INSTANCE_COUNT_SOURCE,
+        **options: Unpack[MetricOptions],
+    ) -> cloudwatch.Metric:
+        """The instances of the variant or of one type (see :func:`~sagemaker_pools.metrics.instance_count_metric`).
+
+        Default: the ``SampleCount`` of ``CPUUtilization``, a documented metric (one sample per
+        instance a minute); ``count_source=InstanceCountSource.INSTANCE_COUNT_METRIC`` reads
+        ``InstanceCount``, which only the launch post names (``docs/aws-readings.md``).
+        """
         self._check_metric_instance_type(instance_type)
-        return instance_count_metric(MetricSource.variant(self.endpoint_name, self.variant_name), instance_type=instance_type, **options)
+        source = MetricSource.variant(self.endpoint_name, self.variant_name)
+        return instance_count_metric(source, instance_type=instance_type, count_source=count_source, **options)
 
     def metric_invocations(self, *, instance_type: str | None = None, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
         """``Invocations`` (requests). Default: Sum."""
@@ -345,6 +366,14 @@ class PooledEndpoint(EndpointBase):
             raise PoolConfigError("PooledEndpoint.deployment", deployment, "a DeploymentPolicy (all_at_once, canary, linear, rolling)")
         if kms_key is not None or volume_size_in_gb is not None:
             _check_ebs_only(resolved, "kms_key" if kms_key is not None else "volume_size_in_gb")
+        if deployment is not None:
+            _check_guardrails(resolved, deployment)
+            provision_s = MAX_PROVISION_TIMEOUT_S if timeout_s is None else timeout_s
+            if initial_instance_count is not None:
+                deployment.check_fleet(initial_instance_count, initial_instance_count, provision_s, "PooledEndpoint")
+            elif instance_scaling is not None:
+                low, high = instance_scaling.min_instance_count, instance_scaling.max_instance_count
+                deployment.check_fleet(low if is_unresolved(low) else max(1, low), high, provision_s, "PooledEndpoint")
 
         super().__init__(scope, id, variant_name=variant_name)
         self.pools: tuple[InstancePool, ...] = resolved
@@ -430,6 +459,15 @@ class PooledEndpoint(EndpointBase):
         for key, value in (tags or {}).items():
             Tags.of(self).add(key, value)
 
+    def _check_deployment_fleet(self, smallest: int, largest: int) -> None:
+        """The deployment policy against the fleet autoscaling may give it (bounds already checked or tokens)."""
+        if self.deployment is None or not all(isinstance(v, int) and not isinstance(v, bool) for v in (smallest, largest)):
+            return
+        if not is_unresolved(smallest) and not is_unresolved(largest) and not 1 <= smallest <= largest:
+            return  # the scaling bounds' own checks report this
+        timeout_s = self._provision_timeout_s
+        self.deployment.check_fleet(smallest, largest, MAX_PROVISION_TIMEOUT_S if timeout_s is None else timeout_s, "PooledEndpoint")
+
     @property
     def initial_instance_count(self) -> int:
         """Instances at creation: as given, else the autoscaling minimum or the managed minimum (at least 1)."""
@@ -448,6 +486,11 @@ class PooledEndpoint(EndpointBase):
         endpoint without depending on it, which is what allows the endpoint's own rollback alarms.
         """
         return self._fixed_name if self._fixed_name is not None else str(self._resource.attr_endpoint_name)
+
+    @property
+    def has_generated_name(self) -> bool:
+        """True when no ``endpoint_name`` was given (see :attr:`EndpointBase.has_generated_name`)."""
+        return self._fixed_name is None
 
     @property
     def endpoint_arn(self) -> str:
@@ -608,6 +651,8 @@ class PooledEndpoint(EndpointBase):
                 raise PoolConfigError(f"{field}.min_capacity", min_capacity, f"at most initial_instance_count ({initial})")
             if not is_unresolved(max_capacity) and max_capacity < initial:
                 raise PoolConfigError(f"{field}.max_capacity", max_capacity, f"at least initial_instance_count ({initial})")
+        # A deployment meets at least one instance: SageMaker wakes the fleet first.
+        self._check_deployment_fleet(min_capacity if is_unresolved(min_capacity) else max(1, min_capacity), max_capacity)
         scaling = ScalableCapacity(
             self,
             id,
@@ -702,17 +747,25 @@ class PooledEndpoint(EndpointBase):
         id = "Scaling" if is_unresolved(variant) else f"Scaling{variant}"
         if self._scaling_id is not None:
             raise PoolConfigError("PooledEndpoint.auto_scale", f"a second call for variant {variant}", "one call per variant: add policies to the VariantScaling it returned")
-        scaling = VariantScaling(
-            self,
-            id,
-            endpoint=self,
-            min_capacity=self.initial_instance_count if min_capacity is None else min_capacity,
-            max_capacity=max_capacity,
-        )
+        low = self.initial_instance_count if min_capacity is None else min_capacity
+        self._check_deployment_fleet(low, max_capacity)
+        scaling = VariantScaling(self, id, endpoint=self, min_capacity=low, max_capacity=max_capacity)
         self.auto_scaling = scaling
         self._scaling_min_capacity = scaling.min_capacity
         self._scaling_id = id
         return scaling
+
+
+def _check_guardrails(pools: Sequence[InstancePool], deployment: DeploymentPolicy) -> None:
+    """Deployment guardrails exclude Inf1: such an endpoint ignores the policy (docs/aws-readings.md)."""
+    for index, pool in enumerate(pools):
+        if not is_unresolved(pool.instance_type) and pool.instance_type.startswith("ml.inf1."):
+            raise PoolConfigError(
+                f"PooledEndpoint.pools[{index}].instance_type",
+                f"{pool.instance_type} with deployment={deployment._kind()}",
+                "no Inf1 type with a deployment policy: SageMaker's deployment guardrails exclude endpoints that use Inf1 "
+                "instances (they deploy all at once, without baking or rollback alarms); drop the deployment policy or the Inf1 pool",
+            )
 
 
 def _check_component_props(
@@ -728,13 +781,15 @@ def _check_component_props(
     if async_inference is not None and not isinstance(async_inference, AsyncInference):
         raise PoolConfigError("PooledEndpoint.async_inference", async_inference, "an AsyncInference")
     if model is not None:
-        if instance_scaling is not None and not is_unresolved(instance_scaling.min_instance_count) and instance_scaling.min_instance_count == 0:
+        if instance_scaling is not None:
+            # CreateEndpointConfig answers "ManagedInstanceScaling is only supported for inference
+            # component endpoints" (docs/aws-readings.md, "Combinations SageMaker refuses").
             raise PoolConfigError(
-                "PooledEndpoint.instance_scaling.min_instance_count",
-                0,
-                "1 or more with a model: only endpoints that host inference components scale to zero instances "
-                "(https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-auto-scaling-zero-instances.html); "
-                "for an async endpoint scale the variant to zero with scaling instead",
+                "PooledEndpoint.instance_scaling",
+                "set, with a model",
+                "only without a model: managed instance scaling is for endpoints that host inference components "
+                "(SageMaker refuses it on a single-model variant); scale a model's instances with auto_scale(...) "
+                "or, for an async endpoint, auto_scale_on_backlog(...)",
             )
         if execution_role is not None:
             raise PoolConfigError(

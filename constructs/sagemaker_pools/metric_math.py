@@ -13,6 +13,7 @@ Semantics follow the CloudWatch user guide ("Using metric math"), for one timest
   TS op S: a missing point stays missing; a division by zero drops the point;
 * comparisons give 1 or 0 (same missing rules); ``AND``/``&&``, ``OR``/``||``;
 * ``FILL(ts, s)`` fills a missing point with ``s``;
+* ``FLOOR(x)``, ``CEIL(x)``: rounded value by value (a missing point stays missing);
 * ``IF(cond, a, b)``: cond missing -> missing; true -> ``a`` (a missing TS point reads 0);
   false -> ``b`` (a missing TS point, or no ``b``, drops the point);
 * ``MAX``/``MIN``/``SUM``/``AVG`` of an array ``[...]``: per timestamp, missing values as 0
@@ -28,6 +29,8 @@ per operator.
 """
 
 from __future__ import annotations
+
+import math
 
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -219,6 +222,8 @@ class _Parser:
             return _if(*args)
         if function in ("MAX", "MIN", "SUM", "AVG") and len(args) == 1:
             return _aggregate(function, args[0])
+        if function in _ROUNDING and len(args) == 1 and args[0].kind != ARRAY:
+            return _elementwise(args[0], _ROUNDING[function])
         raise MetricMathError(f"unsupported call {function}({len(args)} arguments) in {self.text!r}")
 
 
@@ -271,6 +276,22 @@ def _binary(left: _Node, right: _Node, op: Callable[[float, float], float | None
         return None if b is None else op(constant, b)
 
     return _series(scalar_series)
+
+
+#: CloudWatch's element-wise rounding functions ("FLOOR", "CEIL"), value by value.
+_ROUNDING: dict[str, Callable[[float], float]] = {"FLOOR": lambda v: float(math.floor(v)), "CEIL": lambda v: float(math.ceil(v))}
+
+
+def _elementwise(node: _Node, fn: Callable[[float], float]) -> _Node:
+    if node.kind == SCALAR:
+        return _scalar(fn(node.constant))
+    series = node.as_series()
+
+    def apply(d: DataSource) -> float | None:
+        value = series(d)
+        return None if value is None else fn(value)
+
+    return _series(apply)
 
 
 def _fill(node: _Node, fill: float) -> _Node:

@@ -35,6 +35,9 @@ __all__ = [
     "SAGEMAKER_METRICS",
     "UtilizationStrategy",
     "DEFAULT_UTILIZATION_STRATEGY",
+    "InstanceCountSource",
+    "DEFAULT_INSTANCE_COUNT_SOURCE",
+    "variant_instances_query",
     "sagemaker_metric",
     "sagemaker_stat",
     "instance_count_metric",
@@ -287,27 +290,88 @@ def sagemaker_metric(
     return to_cloudwatch(stat, period=period, color=options.get("color"))  # type: ignore[return-value]
 
 
-def instance_count_stat(source: MetricSource, *, instance_type: str | None = None, statistic: str | None = None, period: int = 60) -> Stat:
+class InstanceCountSource(enum.Enum):
+    """Where a per-instance-type count of a variant's instances comes from.
+
+    No AWS reference documents a CloudWatch metric that counts a pool's instances: the developer
+    guide ("Monitor instance pools") lists ``Invocations``, ``ModelLatency``, ``CPUUtilization`` ...
+    with the ``InstanceType`` dimension and says "To see the current instance count for each pool,
+    call the DescribeEndpoint API". The readings, and what each source gives under them, are in
+    ``docs/aws-readings.md``.
+    """
+
+    #: ``SampleCount`` of ``CPUUtilization`` (``/aws/sagemaker/Endpoints``) with ``InstanceType``
+    #: (for an inference component: of ``CPUUtilizationNormalized``). The metric and the
+    #: dimension are documented; that the count per minute *equals* the instances (one data
+    #: point per instance per publish interval) is a reading. That it is above zero while an
+    #: instance of the type reports holds under every reading: what the fallback alarm needs.
+    #: The default.
+    CPU_SAMPLES = "cpu-samples"
+    #: ``InstanceCount`` (``AWS/SageMaker``) with ``InstanceType``, statistic Average: named only
+    #: by the instance-pool launch post, with no namespace, statistic or unit; no AWS reference
+    #: documents it. An explicit choice; where it is not published, whatever reads it reads
+    #: nothing (``sagemaker-pools status --check-metrics`` tells).
+    INSTANCE_COUNT_METRIC = "instance-count-metric"
+
+
+#: The count source used when none is given: a documented metric.
+DEFAULT_INSTANCE_COUNT_SOURCE = InstanceCountSource.CPU_SAMPLES
+
+
+def _check_count_source(count_source: object, field: str = "count_source") -> None:
+    if not isinstance(count_source, InstanceCountSource):
+        raise PoolConfigError(field, count_source, f"an InstanceCountSource ({', '.join(s.name for s in InstanceCountSource)})")
+
+
+def instance_count_stat(
+    source: MetricSource,
+    *,
+    instance_type: str | None = None,
+    statistic: str | None = None,
+    period: int = 60,
+    count_source: InstanceCountSource = DEFAULT_INSTANCE_COUNT_SOURCE,
+) -> Stat:
     """The instances of a variant (for an inference component: its copies), per type or in all.
 
-    For a variant this is ``InstanceCount`` (namespace ``AWS/SageMaker``, dimensions
-    ``EndpointName``, ``VariantName`` and, per type, ``InstanceType``), statistic Average: the
-    instance-pool launch post lists it among the metrics that carry the ``InstanceType`` dimension.
-    For an inference component, whose weight is its copies, it is the ``SampleCount`` of
-    ``CPUUtilizationNormalized`` (see :func:`instance_samples_metric`). See ``docs/scaling.md``,
-    "The per-type count signal".
+    With :attr:`InstanceCountSource.CPU_SAMPLES` (the default, and always for an inference
+    component) it is the ``SampleCount`` of the per-instance utilization metric (see
+    :func:`instance_samples_metric`): at a 60-second period and SageMaker's default 60-second
+    publishing, one sample per instance (``statistic`` is ignored). With
+    :attr:`InstanceCountSource.INSTANCE_COUNT_METRIC` it is ``InstanceCount`` (``AWS/SageMaker``,
+    statistic ``statistic`` or Average), which no AWS reference documents. See
+    ``docs/aws-readings.md``.
     """
     label = f"instances {instance_type or ''}".strip()
-    if source.kind == "inference-component":
+    _check_count_source(count_source)
+    if source.kind == "inference-component" or count_source is InstanceCountSource.CPU_SAMPLES:
         return sagemaker_stat(source.presence_metric, source, instance_type=instance_type, statistic="SampleCount", period=period, label=label)
     return sagemaker_stat("InstanceCount", source, instance_type=instance_type, statistic=statistic, period=period, label=label)
 
 
+def variant_instances_query(source: MetricSource, *, period: int = 60, label: str = "instances") -> Math:
+    """The variant's instance count from two documented invocation metrics: ``Invocations`` / ``InvocationsPerInstance``.
+
+    The SageMaker metrics reference defines ``InvocationsPerInstance`` as "the number of
+    invocations sent to a model, normalized by InstanceCount in each ProductionVariant.
+    1/numberOfInstances is sent as the value on each request", so the ratio of the two sums over
+    a period is the number of active instances (a mean over the period's requests). It needs
+    traffic: a period without invocations has no value (missing data, not zero).
+    """
+    using = (("inv", sagemaker_stat("Invocations", source, period=period)), ("ipi", sagemaker_stat("InvocationsPerInstance", source, period=period)))
+    return Math("inv / ipi", using, period, label)
+
+
 def instance_count_metric(
-    source: MetricSource, *, instance_type: str | None = None, **options: Unpack[MetricOptions]
+    source: MetricSource,
+    *,
+    instance_type: str | None = None,
+    count_source: InstanceCountSource = DEFAULT_INSTANCE_COUNT_SOURCE,
+    **options: Unpack[MetricOptions],
 ) -> cloudwatch.Metric:
-    """:func:`instance_count_stat` as a CloudWatch metric (``InstanceCount``; copies for an inference component)."""
-    if source.kind == "inference-component":
+    """:func:`instance_count_stat` as a CloudWatch metric (default: :func:`instance_samples_metric`;
+    ``InstanceCount`` only with ``count_source=InstanceCountSource.INSTANCE_COUNT_METRIC``)."""
+    _check_count_source(count_source)
+    if source.kind == "inference-component" or count_source is InstanceCountSource.CPU_SAMPLES:
         return instance_samples_metric(source, instance_type=instance_type, **options)
     merged: MetricOptions = {"label": f"instances {instance_type or ''}".strip()}
     merged.update(options)
@@ -347,9 +411,10 @@ class UtilizationStrategy(enum.Enum):
     #: ``max_concurrency`` saturates first: tracking the maximum keeps it at the target. Empty
     #: pools read 0 and cannot dilute it. The default.
     MAX_OVER_TYPES = "max-over-types"
-    #: ``sum(u_i * n_i) / sum(n_i)`` with ``n_i`` the instances of type i (``InstanceCount`` per
-    #: type; copies for an inference component): the average utilization per instance, over the types that
-    #: have instances. Falls back to the maximum while no instance count reports (``n`` = 0 or
+    #: ``sum(u_i * n_i) / sum(n_i)`` with ``n_i`` the instances of type i (the ``SampleCount`` of
+    #: ``CPUUtilization`` per type by default, see :class:`InstanceCountSource`; copies for an
+    #: inference component): the average utilization per instance, over the types that have
+    #: instances. Falls back to the maximum while no instance count reports (``n`` = 0 or
     #: missing), so a missing count signal can never hold the fleet down.
     INSTANCE_WEIGHTED = "instance-weighted"
 
@@ -376,6 +441,7 @@ def weighted_utilization_query(
     period: int = 60,
     label: str | None = None,
     field: str = "weighted_utilization",
+    count_source: InstanceCountSource = DEFAULT_INSTANCE_COUNT_SOURCE,
 ) -> Math:
     """:func:`weighted_utilization` as plain query data (``period`` in seconds), built once and
     rendered into scaling policies, alarms and dashboards.
@@ -384,6 +450,7 @@ def weighted_utilization_query(
         PoolConfigError: a pool without ``max_concurrency``, or an invalid pool list.
     """
     resolved = resolve_pools(pools, f"{field}.pools")
+    _check_count_source(count_source, f"{field}.count_source")
     if not isinstance(strategy, UtilizationStrategy):
         raise PoolConfigError(f"{field}.strategy", strategy, f"a UtilizationStrategy ({', '.join(s.name for s in UtilizationStrategy)})")
     for index, pool in enumerate(resolved):
@@ -417,7 +484,8 @@ def weighted_utilization_query(
     if strategy is UtilizationStrategy.MAX_OVER_TYPES:
         return expression(maximum, utilization, label)
     samples = {
-        f"s{i}": instance_count_stat(source, instance_type=p.instance_type, period=period) for i, p in enumerate(resolved, start=1)
+        f"s{i}": instance_count_stat(source, instance_type=p.instance_type, period=period, count_source=count_source)
+        for i, p in enumerate(resolved, start=1)
     }
     total = expression(" + ".join(samples), samples, "instances")
     weighted = " + ".join(f"u{i} * s{i}" for i in range(1, len(resolved) + 1))
@@ -434,6 +502,7 @@ def weighted_utilization(
     period: Duration = _ONE_MINUTE,
     label: str | None = None,
     field: str = "weighted_utilization",
+    count_source: InstanceCountSource = DEFAULT_INSTANCE_COUNT_SOURCE,
 ) -> cloudwatch.MathExpression:
     """The fleet's utilization in 0.0-1.0 from each pool's concurrency and ``max_concurrency``.
 
@@ -451,11 +520,14 @@ def weighted_utilization(
         period: for graphs and alarms (target tracking ignores it). Default: 1 minute.
         label: Default: ``"Weighted utilization (<strategy>)"``.
         field: the name errors report.
+        count_source: where ``INSTANCE_WEIGHTED`` reads each type's instances (see
+            :class:`InstanceCountSource`). Default: ``CPU_SAMPLES``, a documented metric.
 
     Raises:
         PoolConfigError: a pool without ``max_concurrency``, or an invalid pool list.
     """
     query = weighted_utilization_query(
-        source, pools, strategy=strategy, statistic=statistic, period=seconds_of(period), label=label, field=field
+        source, pools, strategy=strategy, statistic=statistic, period=seconds_of(period), label=label, field=field,
+        count_source=count_source,
     )
     return to_cloudwatch(query, period=period)  # type: ignore[return-value]

@@ -36,7 +36,7 @@ from ._tokens import is_unresolved
 from ._tree import path_of, remember_stack, unique_id
 from ._validate import check_int_range, check_min_max, seconds_in_range
 from .errors import PoolConfigError
-from .metrics import DEFAULT_UTILIZATION_STRATEGY, MetricSource, UtilizationStrategy, weighted_utilization_query
+from .metrics import DEFAULT_UTILIZATION_STRATEGY, MetricSource, UtilizationStrategy, sagemaker_stat, weighted_utilization_query
 from .queries import Math, Query, Stat, flatten, from_cloudwatch, l1_dimensions, unit_name
 from .sources import ScalableVariant
 
@@ -50,6 +50,7 @@ __all__ = [
     "metric_data_queries",
     "ScalableCapacity",
     "StepScaling",
+    "TrackedSignal",
     "VariantScaling",
 ]
 
@@ -72,6 +73,11 @@ MAX_COOLDOWN_SECONDS = 86400
 DEFAULT_COLD_START = Duration.minutes(20)
 
 _SEARCH = re.compile(r"\bSEARCH\s*\(", re.IGNORECASE)
+#: A variant's predefined metric types and the SageMaker metric each tracks.
+_VARIANT_PREDEFINED = {
+    "SageMakerVariantInvocationsPerInstance": "InvocationsPerInstance",
+    "SageMakerVariantConcurrentRequestsPerModelHighResolution": "ConcurrentRequestsPerModel",
+}
 
 
 def variant_resource_id(endpoint_name: str, variant_name: str) -> str:
@@ -183,6 +189,24 @@ class _PolicyAction:
 
 
 @dataclass(frozen=True)
+class TrackedSignal:
+    """What one target-tracking policy holds: its signal (plain query data) and its target.
+
+    ``PoolAlarms`` reads these to tell a fleet that is at its maximum *and* above its target
+    (more instances are wanted and none may be added) from one that only reads high.
+
+    Attributes:
+        policy_id: the policy's construct id.
+        query: the signal, as the policy reads it (:mod:`sagemaker_pools.queries`).
+        target: the target value (may be a token).
+    """
+
+    policy_id: str
+    query: Query
+    target: float
+
+
+@dataclass(frozen=True)
 class StepScaling:
     """A step-scaling policy and the alarm that triggers it."""
 
@@ -210,6 +234,8 @@ class ScalableCapacity(Construct):
 
     Attributes:
         target: the ``CfnScalableTarget`` (also the default child, id ``"Resource"``).
+        tracked_signals: every target-tracking policy's signal and target, in creation order
+            (a predefined metric this library cannot express as a query is left out).
     """
 
     def __init__(
@@ -238,6 +264,7 @@ class ScalableCapacity(Construct):
         self.scalable_dimension = scalable_dimension
         self.min_capacity = min_capacity
         self.max_capacity = max_capacity
+        self.tracked_signals: list[TrackedSignal] = []
         # No role_arn: Application Auto Scaling uses (and creates) its SageMaker service-linked role.
         self.target = appscaling.CfnScalableTarget(
             self,
@@ -333,13 +360,16 @@ class ScalableCapacity(Construct):
         """
         field = f"{self._field}.{id}"
         _check_target(target_value, f"{field}.target_value")
-        queries = metric_data_queries(metric, f"{field}.metric")
-        return self._target_tracking(
+        query = metric if isinstance(metric, (Stat, Math)) else from_cloudwatch(metric, f"{field}.metric")
+        queries = metric_data_queries(query, f"{field}.metric")
+        policy = self._target_tracking(
             id,
             target_value,
             (scale_in_cooldown, scale_out_cooldown, disable_scale_in),
             customized_metric_specification=appscaling.CfnScalingPolicy.CustomizedMetricSpecificationProperty(metrics=queries),
         )
+        self.tracked_signals.append(TrackedSignal(id, query, target_value))
+        return policy
 
     def scale_to_track_predefined(
         self,
@@ -363,7 +393,7 @@ class ScalableCapacity(Construct):
         _check_target(target_value, f"{field}.target_value")
         if not predefined_metric_type.startswith("SageMaker"):
             raise PoolConfigError(f"{field}.predefined_metric_type", predefined_metric_type, "a SageMaker predefined metric type (SageMaker...)")
-        return self._target_tracking(
+        policy = self._target_tracking(
             id,
             target_value,
             (scale_in_cooldown, scale_out_cooldown, disable_scale_in),
@@ -371,6 +401,14 @@ class ScalableCapacity(Construct):
                 predefined_metric_type=predefined_metric_type
             ),
         )
+        query = self._predefined_query(predefined_metric_type)
+        if query is not None:
+            self.tracked_signals.append(TrackedSignal(id, query, target_value))
+        return policy
+
+    def _predefined_query(self, predefined_metric_type: str) -> Query | None:
+        """The metric a predefined metric type stands for, where this capacity knows it (see :class:`VariantScaling`)."""
+        return None
 
     def scale_on_step(
         self,
@@ -525,6 +563,17 @@ class VariantScaling(ScalableCapacity):
         self.endpoint = endpoint
         self.utilization_target: float | None = None
         self.utilization_strategy: UtilizationStrategy | None = None
+
+    def _predefined_query(self, predefined_metric_type: str) -> Query | None:
+        # Application Auto Scaling's PredefinedMetricSpecification: SageMakerVariantInvocationsPerInstance
+        # is "the average number of times per minute that each instance for a variant is invoked";
+        # the concurrency type reads ConcurrentRequestsPerModel (high resolution), whose
+        # documented statistics are Minimum and Maximum.
+        metric = _VARIANT_PREDEFINED.get(predefined_metric_type)
+        if metric is None:
+            return None
+        source = MetricSource.variant(self.endpoint.endpoint_name, self.endpoint.variant_name)
+        return sagemaker_stat(metric, source)
 
     def scale_on_weighted_utilization(
         self,

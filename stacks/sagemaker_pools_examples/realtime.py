@@ -39,6 +39,8 @@ ENDPOINT_NAME = "llm-pooled"
 #: Autoscaling bounds of the variant (instances of any type).
 MIN_INSTANCES = 2
 MAX_INSTANCES = 8
+#: The weighted utilization the fleet is held at (scaling) and above which, at its maximum, it is short (alarms).
+SCALING_TARGET = 0.7
 
 
 class RealtimePooledLlmStack(Stack):
@@ -121,8 +123,9 @@ class RealtimePooledLlmStack(Stack):
         )
 
         # The alarms watch the endpoint by its fixed name, so they exist before the endpoint and
-        # its DeploymentConfig can name the rollback ones. The at-max-capacity alarm's window
-        # outlasts the deployment's fleet overlap (old and new instances both count).
+        # its DeploymentConfig can name the rollback ones. The at-max-capacity alarm fires when the
+        # fleet sits at its maximum while the weighted utilization stays above the scaling target
+        # below (a deployment's extra instances raise the count, not the load on each instance).
         self.alarms = PoolAlarms(
             self,
             "Alarms",
@@ -134,7 +137,7 @@ class RealtimePooledLlmStack(Stack):
             error_rate_percent=1,
             fallback_for=Duration.hours(2),
             max_capacity=MAX_INSTANCES,
-            deployment=deployment,
+            saturation_threshold=SCALING_TARGET,
             topic=self.alerts,
         )
         self.rollback_alarm = self.alarms.error_rate_alarm
@@ -160,7 +163,7 @@ class RealtimePooledLlmStack(Stack):
         # step still gets a larger one at once). Scale-in is slow to avoid flapping.
         self.scaling = self.endpoint.auto_scale(min_capacity=MIN_INSTANCES, max_capacity=MAX_INSTANCES)
         self.scaling.scale_on_weighted_utilization(
-            target=0.7,
+            target=SCALING_TARGET,
             scale_out_cooldown=Duration.minutes(15),
             scale_in_cooldown=Duration.minutes(20),
         )
