@@ -233,3 +233,72 @@ def test_with_rollback_alarms_replaces_the_alarms_and_keeps_the_rest() -> None:
     with pytest.raises(PoolConfigError) as err:
         policy.with_rollback_alarms([*second, *first])
     assert str(err.value) == "DeploymentPolicy.rollback_alarms: got '11 alarms'; allowed: at most 10 CloudWatch alarms"
+
+
+# -- the policy against the fleet it deploys ------------------------------------------------------
+
+
+def _deploy(deployment: DeploymentPolicy, *, initial: int | None = None, scale: tuple[int, int] | None = None,
+            provision: Duration = Duration.minutes(20), pools: tuple[str, ...] = ("ml.g6e.12xlarge",)) -> None:
+    stack = new_stack()
+    endpoint = PooledEndpoint(
+        stack, "E", model=PoolModel.from_model_name(stack, "M", "llm"), pools=[InstancePool(instance_type=t) for t in pools],
+        initial_instance_count=initial, provision_timeout=provision, deployment=deployment,
+    )
+    if scale is not None:
+        endpoint.auto_scale(min_capacity=scale[0], max_capacity=scale[1])
+
+
+def _refused(field: str, build: Any) -> str:
+    with pytest.raises(PoolConfigError) as err:
+        build()
+    assert err.value.field == field
+    return str(err.value)
+
+
+def test_a_step_in_instances_is_checked_against_every_fleet_size() -> None:
+    wait = Duration.minutes(5)
+    canary = DeploymentPolicy.canary(canary_size=CapacitySize.instances(2), wait_interval=wait)
+    _deploy(canary, initial=4)  # exactly half
+    _refused("PooledEndpoint.deployment.canary_size", lambda: _deploy(canary, initial=3))
+    # the smallest fleet autoscaling may give it counts: 2 of a fleet of 3 is over half
+    _refused("PooledEndpoint.deployment.canary_size", lambda: _deploy(canary, initial=4, scale=(3, 8)))
+    linear = DeploymentPolicy.linear(step_size=CapacitySize.instances(2), wait_interval=wait)
+    _deploy(linear, initial=4, scale=(4, 20))  # 10 % of 20, 50 % of 4
+    _refused("PooledEndpoint.deployment.step_size", lambda: _deploy(linear, initial=4, scale=(4, 21)))
+    rolling = DeploymentPolicy.rolling(batch_size=CapacitySize.instances(1), bake_time=wait)
+    _deploy(rolling, initial=2, scale=(2, 20))  # 5 % of 20
+    message = _refused("PooledEndpoint.deployment.batch_size", lambda: _deploy(rolling, initial=2, scale=(2, 21)))
+    assert "(2-21 instances)" in message
+    # percentages are SageMaker's to apply; tokens are left to deploy time
+    _deploy(DeploymentPolicy.canary(canary_size=CapacitySize.percent(50), wait_interval=wait), initial=1)
+    stack = new_stack()
+    count = cdk.CfnParameter(stack, "Count", type="Number").value_as_number
+    PooledEndpoint(stack, "E", model=PoolModel.from_model_name(stack, "M", "llm"), pools=[InstancePool(instance_type="ml.g6e.12xlarge")],
+                   initial_instance_count=count, deployment=canary)
+
+
+def test_the_timeout_covers_every_wait_and_the_provisioning() -> None:
+    def rolling(timeout_s: int) -> DeploymentPolicy:
+        return DeploymentPolicy.rolling(batch_size=CapacitySize.percent(25), bake_time=Duration.minutes(10), max_execution_timeout=Duration.seconds(timeout_s))
+
+    # 8 instances in batches of 2: 4 x (10 min bake + 20 min provisioning) = 7200 s
+    _deploy(rolling(7201), initial=8)
+    message = _refused("PooledEndpoint.deployment.max_execution_timeout", lambda: _deploy(rolling(7200), initial=8))
+    assert "7200 seconds" in message and "for each batch" in message
+    # the largest fleet counts: batches of 2 instances, 4 of them for 8, 6 for 12
+    by_two = DeploymentPolicy.rolling(batch_size=CapacitySize.instances(2), bake_time=Duration.minutes(10), max_execution_timeout=Duration.seconds(7201))
+    _deploy(by_two, initial=8)
+    _refused("PooledEndpoint.deployment.max_execution_timeout", lambda: _deploy(by_two, initial=8, scale=(8, 12)))
+    # blue/green provisions once: canary 2 x 10 min + 20 min = 2400 s
+    canary = DeploymentPolicy.canary(canary_size=CapacitySize.percent(25), wait_interval=Duration.minutes(10), max_execution_timeout=Duration.seconds(2400))
+    assert "for the new fleet" in _refused("PooledEndpoint.deployment.max_execution_timeout", lambda: _deploy(canary, initial=8))
+    _deploy(canary, initial=8, provision=Duration.minutes(19))
+
+
+def test_an_inf1_pool_takes_no_deployment_policy() -> None:
+    policy = DeploymentPolicy.all_at_once(wait_interval=Duration.minutes(5))
+    message = _refused("PooledEndpoint.pools[1].instance_type", lambda: _deploy(policy, pools=("ml.inf2.xlarge", "ml.inf1.xlarge")))
+    assert "guardrails" in message
+    stack = new_stack()
+    PooledEndpoint(stack, "E", model=PoolModel.from_model_name(stack, "M", "llm"), pools=[InstancePool(instance_type="ml.inf1.xlarge")])
