@@ -248,7 +248,8 @@ def test_the_period_is_the_finest_cloudwatch_keeps_for_the_start(days_ago: float
     [
         (NOW - dt.timedelta(days=456), NOW, "is 456 days ago: CloudWatch keeps endpoint metrics for 455 days"),
         (NOW - dt.timedelta(hours=1), NOW + dt.timedelta(minutes=5), "is in the future"),
-        (NOW - dt.timedelta(hours=1), NOW - dt.timedelta(hours=2), "less than one 60 s period"),
+        (NOW - dt.timedelta(hours=1), NOW - dt.timedelta(hours=2), "is not before --end"),
+        (NOW - dt.timedelta(minutes=3, seconds=30), NOW - dt.timedelta(minutes=3, seconds=10), "less than one 60 s period"),
         (NOW - dt.timedelta(days=20, minutes=4), NOW - dt.timedelta(days=20, minutes=1), "less than one 300 s period"),
     ],
 )

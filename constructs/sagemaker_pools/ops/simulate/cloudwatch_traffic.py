@@ -116,10 +116,13 @@ def window_of(start: dt.datetime, end: dt.datetime, now: dt.datetime) -> Window:
 
     Both ends are rounded down to the period (CloudWatch rounds the start the same way; a
     partial last period would read low). Raises :class:`OpsError` (exit 2) for an end in the
-    future, an end not after the start, or a start older than 455 days.
+    future, a start not before the end, a start older than 455 days, or a window shorter than
+    one period.
     """
     if end > now:
         raise OpsError(f"--end {end.isoformat()} is in the future (now: {now.isoformat(timespec='seconds')})", EXIT_USAGE)
+    if start >= end:
+        raise OpsError(f"--start {start.isoformat()} is not before --end {end.isoformat()}", EXIT_USAGE)
     age = now - start
     period = next((p for limit, p in RETENTION if age <= limit), None)
     if period is None:
