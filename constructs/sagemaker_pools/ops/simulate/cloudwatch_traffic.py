@@ -26,6 +26,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..aws import pages
 from ..durations import parse_duration
 from ..errors import EXIT_USAGE, OpsError
 from .inputs import Traffic
@@ -144,19 +145,14 @@ def window_of(start: dt.datetime, end: dt.datetime, now: dt.datetime) -> Window:
 def list_series(cloudwatch: Any, endpoint: str) -> tuple[Series, ...]:
     """The endpoint's ``ModelLatency`` series to sum (``ListMetrics``, every page): per type where published."""
     found: dict[str, list[Series]] = {}
-    kwargs: dict[str, Any] = {"Namespace": NAMESPACE, "MetricName": METRIC, "Dimensions": [{"Name": "EndpointName", "Value": endpoint}]}
-    while True:
-        page = cloudwatch.list_metrics(**kwargs)
-        for metric in page.get("Metrics", []):
-            dims = {str(d["Name"]): str(d["Value"]) for d in metric.get("Dimensions", [])}
-            if frozenset(dims) not in (_VARIANT, _PER_TYPE) or dims["EndpointName"] != endpoint:
-                continue  # other shapes (inference components, containers) are not the variant's traffic
-            found.setdefault(dims["VariantName"], []).append(
-                Series(dims["VariantName"], dims.get("InstanceType"), tuple(sorted(dims.items())))
-            )
-        if not page.get("NextToken"):
-            break
-        kwargs["NextToken"] = page["NextToken"]
+    listed = pages(
+        cloudwatch.list_metrics, "Metrics", Namespace=NAMESPACE, MetricName=METRIC, Dimensions=[{"Name": "EndpointName", "Value": endpoint}]
+    )
+    for metric in listed:
+        dims = {str(d["Name"]): str(d["Value"]) for d in metric.get("Dimensions", [])}
+        if frozenset(dims) not in (_VARIANT, _PER_TYPE) or dims["EndpointName"] != endpoint:
+            continue  # other shapes (inference components, containers) are not the variant's traffic
+        found.setdefault(dims["VariantName"], []).append(Series(dims["VariantName"], dims.get("InstanceType"), tuple(sorted(dims.items()))))
     chosen: list[Series] = []
     for variant in sorted(found):
         per_type = sorted((s for s in found[variant] if s.instance_type is not None), key=lambda s: str(s.instance_type))
@@ -173,35 +169,29 @@ def _fetch(cloudwatch: Any, series: Sequence[Series], window: Window) -> dict[in
     """Per series (by index), ``{timestamp: ModelLatency Sum}``: GetMetricData, 500 queries a call, every page."""
     data: dict[int, dict[dt.datetime, float]] = {i: {} for i in range(len(series))}
     for first, chunk in _chunks(series, MAX_QUERIES_PER_CALL):
-        kwargs: dict[str, Any] = {
-            "MetricDataQueries": [
-                {
-                    "Id": f"m{first + i}",
-                    "MetricStat": {
-                        "Metric": {"Namespace": NAMESPACE, "MetricName": METRIC, "Dimensions": [{"Name": k, "Value": v} for k, v in s.dimensions]},
-                        "Period": window.period_s,
-                        "Stat": "Sum",
-                    },
-                    "ReturnData": True,
-                }
-                for i, s in enumerate(chunk)
-            ],
-            "StartTime": window.start,
-            "EndTime": window.end,
-            "ScanBy": "TimestampAscending",
-        }
-        while True:
-            page = cloudwatch.get_metric_data(**kwargs)
-            for result in page.get("MetricDataResults", []):
-                if result.get("StatusCode") in ("InternalError", "Forbidden"):
-                    messages = "; ".join(str(m.get("Value", "")) for m in result.get("Messages", [])) or "no message"
-                    raise OpsError(f"GetMetricData could not read {METRIC} ({result.get('Label', result['Id'])}): {result['StatusCode']}: {messages}")
-                points = data[int(str(result["Id"])[1:])]
-                for stamp, value in zip(result.get("Timestamps", []), result.get("Values", [])):
-                    points[stamp.astimezone(dt.timezone.utc)] = float(value)
-            if not page.get("NextToken"):
-                break
-            kwargs["NextToken"] = page["NextToken"]
+        queries = [
+            {
+                "Id": f"m{first + i}",
+                "MetricStat": {
+                    "Metric": {"Namespace": NAMESPACE, "MetricName": METRIC, "Dimensions": [{"Name": k, "Value": v} for k, v in s.dimensions]},
+                    "Period": window.period_s,
+                    "Stat": "Sum",
+                },
+                "ReturnData": True,
+            }
+            for i, s in enumerate(chunk)
+        ]
+        results = pages(
+            cloudwatch.get_metric_data, "MetricDataResults",
+            MetricDataQueries=queries, StartTime=window.start, EndTime=window.end, ScanBy="TimestampAscending",
+        )
+        for result in results:  # a series may come back over several pages: its points are joined
+            if result.get("StatusCode") in ("InternalError", "Forbidden"):
+                messages = "; ".join(str(m.get("Value", "")) for m in result.get("Messages", [])) or "no message"
+                raise OpsError(f"GetMetricData could not read {METRIC} ({result.get('Label', result['Id'])}): {result['StatusCode']}: {messages}")
+            points = data[int(str(result["Id"])[1:])]
+            for stamp, value in zip(result.get("Timestamps", []), result.get("Values", [])):
+                points[stamp.astimezone(dt.timezone.utc)] = float(value)
     return data
 
 
