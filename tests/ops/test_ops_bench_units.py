@@ -118,6 +118,21 @@ def test_a_run_holds_when_each_percentile_and_the_error_rate_are_within_bounds()
     assert not evaluate(report, [parse_slo("ttft_p99=1s")], 0.01)["holds"]  # no TTFT measured: not met
 
 
+@pytest.mark.parametrize("written", ["p99=2007ms", "p99=2.007s"])
+def test_a_percentile_exactly_at_its_bound_holds(written: str) -> None:
+    # every request takes 2.007 s: the report's p99 is 2.007 * 1000 = 2007.0000000000002 ms, the
+    # bound 2007 ms (or 2.007 s * 1000): at the bound in either unit, so the SLO holds
+    latencies = [record(0, 2.007) for _ in range(100)]
+    report = {"latency_ms": summarize([r.latency for r in latencies], 1000), "requests": {"error_rate": 0.0}}
+    verdict = evaluate(report, [parse_slo(written)], 0.0)
+    assert verdict["holds"], verdict
+    assert all(request_meets(r, [parse_slo(written)]) for r in latencies)  # goodput agrees with the verdict
+    # a hair above the bound (1 µs) does not hold
+    slower = {"latency_ms": summarize([2.007001] * 100, 1000), "requests": {"error_rate": 0.0}}
+    assert not evaluate(slower, [parse_slo(written)], 0.0)["holds"]
+    assert not request_meets(record(0, 2.007001), [parse_slo(written)])
+
+
 def test_merged_histograms_equal_the_histogram_of_all_values() -> None:
     rng = random.Random(5)
     a = [rng.lognormvariate(math.log(0.05), 0.4) for _ in range(3000)]

@@ -56,7 +56,8 @@ _RESOURCE_OF = {
     "ListTags": "resource",
 }
 
-# The IAM service prefix of the operations that are not SageMaker's (migrate --apply on an autoscaled variant).
+# The IAM service prefix of the operations that are not SageMaker's (migrate --apply on an autoscaled variant,
+# simulate --traffic-from).
 _SERVICE_OF = {
     **{
         op: "application-autoscaling"
@@ -73,6 +74,9 @@ _SERVICE_OF = {
     },
     "DescribeAlarms": "cloudwatch",
     "PutMetricAlarm": "cloudwatch",
+    # simulate --traffic-from
+    "ListMetrics": "cloudwatch",
+    "GetMetricData": "cloudwatch",
 }
 
 

@@ -16,13 +16,14 @@ request.
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import EXIT_USAGE, OpsError
 
-__all__ = ["Slo", "parse_slo", "request_meets", "tpot_of", "evaluate"]
+__all__ = ["Slo", "parse_slo", "request_meets", "tpot_of", "evaluate", "within"]
 
 _SLO = re.compile(r"^(?:(?P<metric>ttft|itl|tpot)_)?p(?P<p>50|90|95|99)=(?P<value>[0-9]*\.?[0-9]+)(?P<unit>ms|s)$")
 #: report key of each metric
@@ -60,6 +61,17 @@ def parse_slo(text: str) -> Slo:
     return Slo(metric=match["metric"] or "latency", p=int(match["p"]), bound_ms=value)
 
 
+def within(value: float, bound: float) -> bool:
+    """``value <= bound``, where a value equal to the bound up to float rounding counts as at the bound.
+
+    Measured seconds become milliseconds by a multiplication (2.007 s -> 2007.0000000000002 ms)
+    and ``--slo p99=2.007s`` becomes 2007.0000000000002 ms, so an exact comparison would let the
+    unit an SLO is written in decide whether a percentile at its bound holds. A relative slack of
+    1e-9 (far below any clock's resolution) removes that.
+    """
+    return value <= bound or math.isclose(value, bound, rel_tol=1e-9)
+
+
 def tpot_of(record: Any) -> float | None:
     """Time per output token of one streamed request (seconds), None when it cannot be known.
 
@@ -86,7 +98,7 @@ def request_meets(record: Any, slos: Sequence[Slo]) -> bool:
             value = record.ttft
         else:
             value = tpot_of(record)
-        if value is None or value > bound:
+        if value is None or not within(value, bound):
             return False
     return True
 
@@ -97,7 +109,7 @@ def evaluate(report: Mapping[str, Any], slos: Sequence[Slo], max_error_rate: flo
     for slo in slos:
         summary = report.get(REPORT_KEYS[slo.metric]) or {}
         measured = summary.get(f"p{slo.p}")
-        checks.append({**slo.to_json(), "measured_ms": measured, "met": measured is not None and measured <= slo.bound_ms})
+        checks.append({**slo.to_json(), "measured_ms": measured, "met": measured is not None and within(measured, slo.bound_ms)})
     error_rate = report["requests"]["error_rate"]
     errors_ok = error_rate is not None and error_rate <= max_error_rate
     checks.append({"name": "error_rate", "bound": max_error_rate, "measured": error_rate, "met": errors_ok})

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from collections import deque
+from operator import attrgetter
 from typing import Any, NamedTuple
 
 from ...metric_math import compile_queries
@@ -47,28 +48,44 @@ class Stats(NamedTuple):
         )
 
     def statistic(self, stat: str) -> float | None:
-        """``Average``, ``Sum``, ``Minimum``, ``Maximum``, ``SampleCount``, or a percentile ``pNN``.
+        """``Average``, ``Sum``, ``Minimum``, ``Maximum``, ``SampleCount``, or a percentile ``pNN`` (see :meth:`getter`)."""
+        return Stats.getter(stat)(self)
 
-        A percentile reads as the maximum for p50 and above and the minimum below (the
-        simulation's samples within one instance type are equal).
+    @staticmethod
+    def getter(stat: str) -> Callable[["Stats"], float | None]:
+        """The function that reads ``stat`` from a :class:`Stats` (chosen once per query, not per datapoint).
+
+        ``Average``, ``Sum``, ``Minimum``, ``Maximum``, ``SampleCount``, or a percentile ``pNN``:
+        a percentile reads as the maximum for p50 and above and the minimum below (the
+        simulation's samples within one instance type are equal). Anything else reads as no data.
         """
-        if stat == "Sum":
-            return self.total
-        if stat == "SampleCount":
-            return self.samples
-        if stat == "Maximum":
-            return self.maximum
-        if stat == "Minimum":
-            return self.minimum
+        if stat in _FIELDS:
+            return _FIELDS[stat]
         if stat == "Average":
-            return self.total / self.samples if self.samples else None
+            return _average
         if stat.startswith(("p", "tm", "wm", "tc", "ts")):
             try:
                 level = float(stat.lstrip("ptmwcs").split(":")[0])
             except ValueError:
-                return self.maximum
-            return self.maximum if level >= 50 else self.minimum
-        return None
+                return _FIELDS["Maximum"]
+            return _FIELDS["Maximum"] if level >= 50 else _FIELDS["Minimum"]
+        return _nothing
+
+
+_FIELDS: Mapping[str, Callable[[Stats], float | None]] = {
+    "Sum": attrgetter("total"),
+    "SampleCount": attrgetter("samples"),
+    "Maximum": attrgetter("maximum"),
+    "Minimum": attrgetter("minimum"),
+}
+
+
+def _average(stats: Stats) -> float | None:
+    return stats.total / stats.samples if stats.samples else None
+
+
+def _nothing(_stats: Stats) -> float | None:
+    return None
 
 
 def metric_key(metric: Mapping[str, Any]) -> MetricKey:
@@ -95,27 +112,40 @@ class MetricStore:
 
     def publish(self, minute: int, namespace: str, name: str, dimensions: Mapping[str, str], stats: Stats) -> None:
         """Add ``stats`` to one metric at ``minute``."""
-        if not self.reads(namespace, name):
+        if self._read is not None and (namespace, name) not in self._read:
             return
         key = (namespace, name, frozenset(dimensions.items()))
-        series = self._data.setdefault(key, {})
+        series = self._data.get(key)
+        if series is None:
+            series = self._data[key] = {}
         previous = series.get(minute)
         series[minute] = stats if previous is None else previous.merge(stats)
 
-    def value(self, key: MetricKey, stat: str, first: int, last: int) -> float | None:
-        """``stat`` over minutes ``first .. last`` (None: no sample)."""
-        series = self._data.get(key)
-        if not series:
-            return None
-        if first == last:
-            one = series.get(first)
-            return None if one is None else one.statistic(stat)
-        combined: Stats | None = None
-        for minute in range(first, last + 1):
-            stats = series.get(minute)
-            if stats is not None:
-                combined = stats if combined is None else combined.merge(stats)
-        return None if combined is None else combined.statistic(stat)
+    def reader(self, key: MetricKey, stat: str, minutes: int) -> Callable[[int], float | None]:
+        """A function of ``last``: ``stat`` over the ``minutes`` minutes ending at ``last`` (from minute 0 on).
+
+        Made once per query: the series and the statistic are looked up here, not per datapoint.
+        """
+        # The series dict is shared with publish(), so that a reader made before the first sample sees it.
+        series = self._data.setdefault(key, {})
+        pick = Stats.getter(stat)
+        if minutes == 1:
+
+            def one(last: int) -> float | None:
+                stats = series.get(last)
+                return None if stats is None else pick(stats)
+
+            return one
+
+        def combined(last: int) -> float | None:
+            total: Stats | None = None
+            for minute in range(max(0, last - minutes + 1), last + 1):
+                stats = series.get(minute)
+                if stats is not None:
+                    total = stats if total is None else total.merge(stats)
+            return None if total is None else pick(total)
+
+        return combined
 
 
 _COMPARE: Mapping[str, Callable[[float, float], bool]] = {
@@ -164,8 +194,9 @@ class Alarm:
         self.state = INSUFFICIENT_DATA
         self._store = store
         self._shared = same_metric_as
-        self._run = compile_queries(queries)
-        self._keys: dict[int, tuple[MetricKey, str, int]] = {}
+        # Each MetricStat is bound to its series and statistic once: a datapoint is the compiled
+        # queries called with the period's last minute.
+        self._run = compile_queries(queries, bind=self._reader_of)
         self._datapoints: dict[int, float | None] = {}
         # The evaluation range: more datapoints than the evaluation periods (the user guide's
         # example retrieves 5 for 3 evaluation periods).
@@ -174,26 +205,17 @@ class Alarm:
         self._newest = -1
         self.last_value: float | None = None
 
-    def _stat_reader(self, first: int, last: int) -> Callable[[Mapping[str, Any]], float | None]:
-        def read(metric_stat: Mapping[str, Any]) -> float | None:
-            cached = self._keys.get(id(metric_stat))
-            if cached is None:
-                period = max(1, int(metric_stat.get("Period", self.period * 60)) // 60)
-                cached = (metric_key(metric_stat["Metric"]), str(metric_stat.get("Stat", "Average")), period)
-                self._keys[id(metric_stat)] = cached
-            key, stat, period = cached
-            return self._store.value(key, stat, max(0, last - period + 1), last)
-
-        return read
+    def _reader_of(self, metric_stat: Mapping[str, Any]) -> Callable[[int], float | None]:
+        """``metric_stat``'s statistic over its period (the alarm's unless it names one) ending at a minute."""
+        period = max(1, int(metric_stat.get("Period", self.period * 60)) // 60)
+        return self._store.reader(metric_key(metric_stat["Metric"]), str(metric_stat.get("Stat", "Average")), period)
 
     def datapoint(self, index: int) -> float | None:
         """The value of period ``index`` (minutes ``index*period .. (index+1)*period - 1``)."""
         if self._shared is not None:
             return self._shared.datapoint(index)
         if index not in self._datapoints:
-            first = index * self.period
-            last = first + self.period - 1
-            self._datapoints[index] = self._run(self._stat_reader(first, last))
+            self._datapoints[index] = self._run((index + 1) * self.period - 1)
         return self._datapoints[index]
 
     def evaluate(self, minute: int) -> str:

@@ -10,8 +10,19 @@ from typing import Any
 from ..context import Context
 from ..durations import parse_duration
 from ..errors import EXIT_USAGE, OpsError
+from ..names import sagemaker_name
+from .cloudwatch_traffic import describe, parse_time, read_traffic_from, window_of
 from .engine import Scenario, simulate
-from .inputs import default_start_up_minutes, parse_assignments, parse_outage, positive_number, read_latency, read_traffic
+from .inputs import (
+    Traffic,
+    default_start_up_minutes,
+    parse_assignments,
+    parse_outage,
+    positive_number,
+    read_latency,
+    read_traffic,
+    write_traffic,
+)
 from .report import render_text, to_json
 from .template import load_template, read_fleet
 
@@ -22,19 +33,31 @@ DEFAULT_COPY_START_UP = "5m"
 
 
 def add_parser(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
-    """Register the ``simulate`` subcommand (it uses no AWS options but accepts them, like every subcommand)."""
+    """Register the ``simulate`` subcommand (only ``--traffic-from`` calls AWS, with the common AWS options)."""
     p = subparsers.add_parser(
         "simulate",
         parents=parents,
-        help="replay traffic and capacity outages through a synthesized template's scaling policies (no AWS)",
+        help="replay traffic (a file, or an endpoint's from CloudWatch) and capacity outages through a synthesized template's scaling policies",
         description="Simulate, minute by minute, what a pooled endpoint defined in a CloudFormation template does under a "
         "traffic trace and capacity outages: pools with fallback, start-up, load, CloudWatch alarms and Application Auto "
-        "Scaling, as synthesized. No AWS access; see docs/simulate.md.",
+        "Scaling, as synthesized. No AWS access, except --traffic-from, which reads a live endpoint's traffic from "
+        "CloudWatch; see docs/simulate.md.",
     )
     p.add_argument("template", metavar="TEMPLATE", help="a synthesized template (.json), or a cdk.out folder with --stack")
     p.add_argument("--stack", help="the stack in a cdk.out folder")
     p.add_argument("--endpoint", metavar="LOGICAL_ID", help="the AWS::SageMaker::Endpoint to simulate (when the template has several)")
-    p.add_argument("--traffic", required=True, metavar="FILE.csv", help="header minute,concurrency or minute,requests_per_second; values hold until the next row")
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--traffic", metavar="FILE.csv", help="header minute,concurrency or minute,requests_per_second; values hold until the next row")
+    source.add_argument(
+        "--traffic-from",
+        type=sagemaker_name,
+        metavar="ENDPOINT",
+        help="replay a live endpoint's traffic from CloudWatch (ModelLatency, Little's law) between --start and --end "
+        "(needs cloudwatch:ListMetrics and cloudwatch:GetMetricData)",
+    )
+    p.add_argument("--start", metavar="TIME", help="with --traffic-from: ISO 8601 (UTC unless an offset is given), or a duration ago (24h, 2d)")
+    p.add_argument("--end", metavar="TIME", help="with --traffic-from: as --start, or now (default: now)")
+    p.add_argument("--traffic-out", metavar="FILE.csv", help="with --traffic-from: also write what was read as a --traffic file, to replay offline")
     p.add_argument("--outage", action="append", default=[], metavar="TYPE@START-END", help="no capacity of TYPE in that window, e.g. ml.g6e.48xlarge@0m-240m (repeatable)")
     p.add_argument("--start-up", action="append", default=[], metavar="TYPE=DURATION", help="launch to serving (default: 10m with accelerators, else 5m)")
     p.add_argument(
@@ -55,6 +78,25 @@ def add_parser(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     p.set_defaults(handler=run)
 
 
+def _traffic(args: argparse.Namespace, ctx: Context) -> tuple[Traffic, int]:
+    """The trace and the minutes it covers: from ``--traffic``, or read from CloudWatch with ``--traffic-from``."""
+    if args.traffic_from is None:
+        for flag, value in (("--start", args.start), ("--end", args.end), ("--traffic-out", args.traffic_out)):
+            if value is not None:
+                raise OpsError(f"{flag} goes with --traffic-from ENDPOINT (--traffic reads a file)", EXIT_USAGE)
+        traffic = read_traffic(args.traffic)
+        return traffic, traffic.last_minute + 1
+    if args.start is None:
+        raise OpsError("--traffic-from needs --start: ISO 8601 (2026-11-28T00:00Z) or a duration ago (24h)", EXIT_USAGE)
+    now = ctx.now()
+    window = window_of(parse_time(args.start, "--start", now), parse_time(args.end or "now", "--end", now), now)
+    recorded = read_traffic_from(ctx.clients.cloudwatch(), args.traffic_from, window)
+    ctx.err.write(describe(recorded, args.traffic_from) + "\n")
+    if args.traffic_out:
+        write_traffic(args.traffic_out, recorded.traffic)
+    return recorded.traffic, window.minutes
+
+
 def run(args: argparse.Namespace, ctx: Context) -> int:
     """Read the inputs, simulate, print (and draw)."""
     if args.plot:
@@ -64,7 +106,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     template = load_template(args.template, args.stack)
     spec = read_fleet(template, args.endpoint)
     types = spec.types
-    traffic = read_traffic(args.traffic)
+    traffic, traffic_minutes = _traffic(args, ctx)
     outages: dict[str, list[tuple[int, int]]] = {}
     for text in args.outage:
         outage = parse_outage(text, types)
@@ -85,7 +127,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         if duration < 1:
             raise OpsError("--duration must be at least 1m", EXIT_USAGE)
     else:
-        duration = traffic.last_minute + 1
+        duration = traffic_minutes
     if args.every < 0:
         raise OpsError("--every must be 0 or more", EXIT_USAGE)
     scenario = Scenario(

@@ -20,6 +20,7 @@ __all__ = [
     "Traffic",
     "Outage",
     "read_traffic",
+    "write_traffic",
     "parse_outage",
     "parse_assignments",
     "default_start_up_minutes",
@@ -100,6 +101,17 @@ def read_traffic(path: str) -> Traffic:
     if not minutes:
         raise OpsError(f"--traffic {path}: no rows after the header", EXIT_USAGE)
     return Traffic(column, tuple(minutes), tuple(values))
+
+
+def write_traffic(path: str, traffic: Traffic) -> None:
+    """Write ``traffic`` as :func:`read_traffic` reads it (values in ``repr``, so that they read back exactly)."""
+    try:
+        with Path(path).open("w", newline="") as handle:
+            writer = csv.writer(handle, lineterminator="\n")
+            writer.writerow(["minute", traffic.column])
+            writer.writerows([minute, repr(value)] for minute, value in zip(traffic.minutes, traffic.values))
+    except OSError as exc:
+        raise OpsError(f"--traffic-out {path}: {exc.strerror or exc}", EXIT_USAGE) from None
 
 
 @dataclass(frozen=True)
