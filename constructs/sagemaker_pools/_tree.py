@@ -14,12 +14,13 @@ import weakref
 from collections.abc import Sequence
 
 from aws_cdk import Stack
-from constructs import Construct
+from constructs import Construct, IConstruct
 
 __all__ = [
     "stack_of",
     "stack_partition",
     "stack_environment",
+    "root_of",
     "remember_stack",
     "path_of",
     "stack_path_of",
@@ -93,6 +94,14 @@ def stack_environment(stack: Stack) -> str:
     return environment
 
 
+def root_of(stack: Stack) -> IConstruct:
+    """``stack.node.root`` (the app), asked of Node once per stack."""
+    root = _ROOTS.get(stack)
+    if root is None:
+        root = _ROOTS[stack] = stack.node.root
+    return root
+
+
 def remember_stack(construct: Construct, scope: Construct, id: str | None = None) -> None:
     """Record that ``construct`` (just made under ``scope``) is in ``scope``'s stack, and with
     ``id`` its construct path where ``scope``'s is known (a stack's, or one recorded so)."""
@@ -114,5 +123,6 @@ def path_of(construct: Construct) -> str:
 
 _PARTITIONS: "weakref.WeakKeyDictionary[Stack, str]" = weakref.WeakKeyDictionary()
 _ENVIRONMENTS: "weakref.WeakKeyDictionary[Stack, str]" = weakref.WeakKeyDictionary()
+_ROOTS: "weakref.WeakKeyDictionary[Stack, IConstruct]" = weakref.WeakKeyDictionary()
 _PATHS: "weakref.WeakKeyDictionary[Construct, str]" = weakref.WeakKeyDictionary()
 _STACKS: "weakref.WeakKeyDictionary[Construct, Stack]" = weakref.WeakKeyDictionary()

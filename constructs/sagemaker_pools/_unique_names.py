@@ -3,7 +3,7 @@
 An endpoint's name is unique per account and region (``CreateEndpoint`` refuses a name in use),
 and CloudFormation finds out only at deploy time: in one stack the whole deployment fails and
 rolls back; across stacks the second stack's deployment does. Refusing it at construction
-costs one dictionary lookup per named endpoint.
+costs a dictionary lookup per named endpoint (and two questions to Node per stack, remembered).
 
 Two stacks are compared when their environments are the same string: both concrete with the same
 account and region, or both environment-agnostic (``aws://unknown-account/unknown-region``: the
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from constructs import Construct, IConstruct
 
 from ._tokens import is_unresolved
-from ._tree import path_of, stack_environment, stack_of, stack_path_of
+from ._tree import path_of, root_of, stack_environment, stack_of, stack_path_of
 from .errors import PoolConfigError
 
 __all__ = ["NameClaim", "check_name_is_free"]
@@ -46,7 +46,7 @@ def check_name_is_free(scope: Construct, name: str | None, field: str) -> NameCl
     if name is None or is_unresolved(name):
         return None
     stack = stack_of(scope)
-    root = stack.node.root
+    root = root_of(stack)
     environment = stack_environment(stack)
     holder = _TAKEN.get(root, {}).get((environment, name))
     if holder is not None:
