@@ -26,8 +26,9 @@ $(CLI): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-## synthesize every example stack into cdk.out/ and print one line per stack
-synth: $(BASE)
+## synthesize every example stack into cdk.out/ and print one line per stack; installs the pinned
+## CDK CLI too (once: a stamp), so that `npx cdk synth|diff|deploy` works right after, as the README says
+synth: $(BASE) $(CLI)
 	rm -rf cdk.out
 	$(PY) app.py
 	$(PY) tools/synth_summary.py cdk.out

@@ -254,7 +254,7 @@ class S3Source:
 
 
 def pool_model(scope: Construct, id: str, *, source: S3Source, environment: Mapping[str, str],
-               extra_statements: Sequence[dict[str, Any]] = ()) -> sagemaker.CfnModel:
+               extra_statements: Sequence[dict[str, Any]] = (), network_isolation: bool = False) -> sagemaker.CfnModel:
     """``PoolModel``: an execution role that reads only its build's prefix and pulls only its image."""
     statements = [
         *logs_and_metrics(),
@@ -282,6 +282,7 @@ def pool_model(scope: Construct, id: str, *, source: S3Source, environment: Mapp
                 )
             ),
         ),
+        enable_network_isolation=network_isolation or None,
     )
     model.add_resource_dependency(policy)
     return model
@@ -799,7 +800,9 @@ def realtime_pooled_llm(app: App, name: str = "RealtimePooledLlm") -> Stack:
     ssl_only_bucket_policy(stack, "ArtifactsPolicy", artifacts)
 
     def build(id: str, prefix: str, env: Mapping[str, str]) -> sagemaker.CfnModel:
-        return pool_model(stack, id, source=S3Source(prefix, bucket=artifacts, key=key), environment=env)
+        return pool_model(
+            stack, id, source=S3Source(prefix, bucket=artifacts, key=key), environment=env, network_isolation=True
+        )
 
     tp8 = build("TensorParallel8", "llm/fp16-tp8/", {"OPTION_TENSOR_PARALLEL_DEGREE": "8"})
     spec = build(
@@ -925,6 +928,7 @@ def async_scale_to_zero(app: App, name: str = "AsyncScaleToZero") -> Stack:
         "Llm8bAwq",
         source=S3Source("llm/8b-awq/"),
         environment={"OPTION_QUANTIZE": "awq", "OPTION_MAX_ROLLING_BATCH_SIZE": "16"},
+        network_isolation=True,
         extra_statements=[
             statement("s3:GetObject", f"{out_arn}/async-inference/input/*"),
             statement("s3:PutObject", [f"{out_arn}/async-inference/output/*", f"{out_arn}/async-inference/failure/*"]),

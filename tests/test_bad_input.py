@@ -66,6 +66,14 @@ def _async(stack: cdk.Stack) -> PooledEndpoint:
     )
 
 
+def _named(stack: cdk.Stack, id: str) -> PooledEndpoint:
+    """An endpoint named ``llm-pooled``."""
+    return PooledEndpoint(
+        stack, id, model=PoolModel.from_model_name(stack, f"{id}Model", "base-model"),
+        pools=[InstancePool(instance_type=G6E)], endpoint_name="llm-pooled",
+    )
+
+
 def _model(environment: dict[str, str]) -> Callable[[cdk.Stack], object]:
     image = "123456789012.dkr.ecr.us-east-1.amazonaws.com/llm:1"
     return lambda s: PoolModel(s, "M", image=ContainerImage.from_image_uri(image), environment=environment)
@@ -94,6 +102,8 @@ CASES: list[tuple[str, Callable[[cdk.Stack], object] | Staged, str, str]] = [
     ("no model", _endpoint(model=None), "PooledEndpoint.model", "PoolModel"),
     ("initial count 0", _endpoint(initial_instance_count=0), "PooledEndpoint.initial_instance_count", "from 1"),
     ("bad variant name", _endpoint(variant_name="all_traffic"), "PooledEndpoint.variant_name", "letters, digits and hyphens"),
+    ("endpoint name taken in the stack", Staged(lambda s: _named(s, "First"), lambda s, _: _named(s, "Second")), "PooledEndpoint.endpoint_name", "no other endpoint in this stack"),
+    ("endpoint name taken in another stack of the environment", lambda s: [_named(cdk.Stack(s.node.scope, "Other"), "First"), _named(s, "Second")], "PooledEndpoint.endpoint_name", "deploys to the same account and region"),  # type: ignore[arg-type]
     ("endpoint name too long", _endpoint(endpoint_name="e" * 64), "PooledEndpoint.endpoint_name", "1-63 characters"),
     ("provision timeout 100 s", _endpoint(provision_timeout=Duration.seconds(100)), "PooledEndpoint.provision_timeout", "300 to 3600"),
     ("provision timeout 2 h", _endpoint(provision_timeout=Duration.hours(2)), "PooledEndpoint.provision_timeout", "300 to 3600"),
@@ -214,7 +224,7 @@ def test_the_corpora_reach_every_rule() -> None:
     import test_inference_component
 
     builders = [_plain(c[1]) for corpus in (CASES, test_async.CASES, test_inference_component.CASES) for c in corpus]
-    modules = ["pools.py", "instance_types.py", "routing.py", "deployment.py", "model.py", "endpoint.py", "_validate.py"]
+    modules = ["pools.py", "instance_types.py", "routing.py", "deployment.py", "model.py", "endpoint.py", "_validate.py", "_unique_names.py"]
     assert unreached_rules(builders, modules) == set(ELSEWHERE)
 
 

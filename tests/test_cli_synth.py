@@ -70,12 +70,48 @@ def test_the_readme_quotes_what_make_synth_prints(make_synth: tuple[Path, str]) 
     assert quoted[0] in printed
 
 
-@pytest.mark.skipif(not CLI.exists(), reason="run `make test` to install the CDK CLI")
-def test_cdk_cli_synthesizes_in_a_fresh_shell_like_make_synth(tmp_path: Path, make_synth: tuple[Path, str]) -> None:
+@pytest.mark.skipif(not CLI.exists(), reason="run `make synth` or `make test` to install the CDK CLI")
+def test_plain_npx_cdk_synth_in_a_fresh_shell_writes_make_synths_templates(
+    tmp_path: Path, make_synth: tuple[Path, str]
+) -> None:
+    """`npx cdk synth`, as a user types it (no flags), writes byte-for-byte the templates `make synth` does.
+
+    By default the CLI adds ``aws:cdk:path`` metadata to every resource and a ``CDKMetadata``
+    resource (version reporting); cdk.json's ``"pathMetadata": false`` and ``"versionReporting":
+    false`` turn both off. The command runs in a folder holding links to this checkout's cdk.json,
+    app.py, .venv and node_modules, so that its ``cdk.out`` is the test's own.
+    """
+    project = tmp_path / "project"
+    project.mkdir()
+    for name in ("cdk.json", "app.py", ".venv", "node_modules"):
+        (project / name).symlink_to(ROOT / name)
+    result = subprocess.run(
+        ["npx", "cdk", "synth"], cwd=project, env=_fresh_shell(tmp_path), capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    printed = result.stdout + result.stderr
+    assert not BANNER.search(printed), printed[:2000]
+    assert "feature flags" not in printed, printed[:2000]
+    out = project / "cdk.out"
+    templates = read_assembly(out)
+    assert set(templates) == {"RealtimePooledLlm", "InferenceComponentPools", "AsyncScaleToZero"}
+    assert templates == read_assembly(make_synth[0])
+    for name in templates:  # the same bytes, so the README's "N resources, M bytes" holds for both
+        assert (out / f"{name}.template.json").read_bytes() == (make_synth[0] / f"{name}.template.json").read_bytes()
+
+
+@pytest.mark.skipif(not CLI.exists(), reason="run `make synth` or `make test` to install the CDK CLI")
+def test_the_readme_says_what_cdk_jsons_two_settings_remove(tmp_path: Path, make_synth: tuple[Path, str]) -> None:
+    """With path metadata and version reporting back on, the CLI adds a ``CDKMetadata`` resource and an
+    ``aws:cdk:path`` to every resource, and the example grows by the figures the README quotes."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    from synth_summary import summarize
+
+    config = json.loads((ROOT / "cdk.json").read_text())
+    assert (config["pathMetadata"], config["versionReporting"]) == (False, False)
     out = tmp_path / "cdk.out"
     result = subprocess.run(
-        # Path metadata and version reporting are what the CLI adds on top of the app's templates.
-        [str(CLI), "synth", "--output", str(out), "--no-path-metadata", "--no-version-reporting"],
+        [str(CLI), "synth", "--output", str(out), "--path-metadata", "--version-reporting", "RealtimePooledLlm"],
         cwd=ROOT,
         env=_fresh_shell(tmp_path),
         capture_output=True,
@@ -83,12 +119,67 @@ def test_cdk_cli_synthesizes_in_a_fresh_shell_like_make_synth(tmp_path: Path, ma
         timeout=300,
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    printed = result.stdout + result.stderr
-    assert not BANNER.search(printed), printed[:2000]
-    assert "feature flags" not in printed, printed[:2000]
-    templates = read_assembly(out)
-    assert set(templates) == {"RealtimePooledLlm", "InferenceComponentPools", "AsyncScaleToZero"}
-    assert templates == read_assembly(make_synth[0])
+    resources = read_assembly(out)["RealtimePooledLlm"]["Resources"]
+    assert resources["CDKMetadata"]["Type"] == "AWS::CDK::Metadata"
+    assert all("aws:cdk:path" in r.get("Metadata", {}) for k, r in resources.items() if k != "CDKMetadata")
+
+    readme = (ROOT / "README.md").read_text()
+    (quoted,) = re.findall(r"grew from (\d+) resources and ([\d,]+) bytes to (\d+) and ([\d,]+)\.", readme)
+
+    def figures(outdir: Path) -> tuple[str, str]:
+        (line,) = [line for line in summarize(outdir) if line.startswith("RealtimePooledLlm:")]
+        match = re.match(r"RealtimePooledLlm: (\d+) resources, ([\d,]+) bytes", line)
+        assert match
+        return match[1], match[2]
+
+    assert quoted == (*figures(make_synth[0]), *figures(out))
+
+
+def _fake_checkout(tmp_path: Path) -> tuple[Path, dict[str, str], Path]:
+    """A copy of the Makefile and the files its targets depend on, with an installed .venv stub, and a
+    PATH whose ``npm`` and ``.venv/bin/python`` only log their arguments: (folder, environment, log)."""
+    checkout, tools, log = tmp_path / "clone", tmp_path / "bin", tmp_path / "calls.log"
+    checkout.mkdir()
+    tools.mkdir()
+    for name in ("Makefile", "package.json", "package-lock.json", "pyproject.toml"):
+        (checkout / name).write_bytes((ROOT / name).read_bytes())
+    logger = "#!/bin/sh\necho \"{name} $*\" >> " + str(log) + "\n"
+    npm = tools / "npm"
+    npm.write_text(logger.format(name="npm") + "mkdir -p node_modules/.bin && touch node_modules/.bin/cdk\n")
+    python = checkout / ".venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(logger.format(name="python"))
+    for script in (npm, python):
+        script.chmod(0o755)
+    stamp = checkout / ".venv" / ".installed-base"  # the package is installed, after pyproject.toml changed
+    stamp.touch()
+    later = (checkout / "pyproject.toml").stat().st_mtime + 10
+    os.utime(stamp, (later, later))
+    env = _fresh_shell(tmp_path)
+    env["PATH"] = f"{tools}{os.pathsep}{env['PATH']}"
+    return checkout, env, log
+
+
+def test_make_synth_installs_the_pinned_cli_once(tmp_path: Path) -> None:
+    """`make synth` in a fresh clone runs `npm ci` (the CLI pinned in package-lock.json) before the app,
+    so that `npx cdk ...` works right after; a second `make synth` does not run it again, a changed
+    package-lock.json does."""
+    checkout, env, log = _fake_checkout(tmp_path)
+
+    def make_synth() -> list[str]:
+        result = subprocess.run(["make", "synth"], cwd=checkout, env=env, capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stdout + result.stderr
+        calls = log.read_text().splitlines() if log.exists() else []
+        log.unlink(missing_ok=True)
+        return calls
+
+    first = make_synth()
+    assert [c.split()[:2] for c in first] == [["npm", "ci"], ["python", "app.py"], ["python", "tools/synth_summary.py"]]
+    assert (checkout / "node_modules" / ".bin" / "cdk").exists()
+    assert [c.split()[0] for c in make_synth()] == ["python", "python"]  # installed: no npm
+    later = (checkout / "node_modules" / ".installed").stat().st_mtime + 10
+    os.utime(checkout / "package-lock.json", (later, later))
+    assert [c.split()[:2] for c in make_synth()][0] == ["npm", "ci"]
 
 
 def test_cdk_json_runs_the_projects_interpreter_and_sets_the_recommended_flags() -> None:

@@ -408,6 +408,73 @@ def test_endpoint_name_is_the_literal_when_fixed_and_a_token_otherwise() -> None
     assert stack.resolve(generated.endpoint_name) == {"Fn::GetAtt": [stack.get_logical_id(generated.node.default_child), "EndpointName"]}  # type: ignore[arg-type]
 
 
+def _named(scope: cdk.Stack, id: str, name: str) -> PooledEndpoint:
+    return PooledEndpoint(
+        scope, id, model=PoolModel.from_model_name(scope, f"{id}Model", "base"), pools=[InstancePool(instance_type=G6E)], endpoint_name=name
+    )
+
+
+US_EAST_1 = cdk.Environment(account="123456789012", region="us-east-1")
+
+
+def test_a_fixed_endpoint_name_taken_in_the_stack_is_refused_and_nothing_is_added() -> None:
+    stack = new_stack()
+    _named(stack, "First", "llm-pooled")
+    with pytest.raises(PoolConfigError) as err:
+        _named(stack, "Second", "llm-pooled")
+    assert (err.value.field, err.value.value) == ("PooledEndpoint.endpoint_name", "llm-pooled")
+    assert "no other endpoint in this stack" in err.value.allowed and "Test/First" in err.value.allowed
+    assert not stack.node.try_find_child("Second")  # refused before any construct was made
+    assert len(resources(template_of(stack), "AWS::SageMaker::Endpoint")) == 1
+
+
+@pytest.mark.parametrize(
+    ("first_env", "second_env"),
+    [(None, None), (US_EAST_1, US_EAST_1)],
+    ids=["both environment-agnostic", "both in one account and region"],
+)
+def test_a_fixed_endpoint_name_taken_in_another_stack_of_the_same_environment_is_refused(
+    first_env: cdk.Environment | None, second_env: cdk.Environment | None
+) -> None:
+    app = new_app()
+    _named(cdk.Stack(app, "Prod", env=first_env), "Endpoint", "llm-pooled")
+    with pytest.raises(PoolConfigError) as err:
+        _named(cdk.Stack(app, "Canary", env=second_env), "Endpoint", "llm-pooled")
+    assert err.value.field == "PooledEndpoint.endpoint_name"
+    assert "stack Prod deploys to the same account and region" in err.value.allowed
+    assert "Prod/Endpoint has it" in err.value.allowed
+
+
+@pytest.mark.parametrize(
+    ("first_env", "second_env"),
+    [
+        (US_EAST_1, cdk.Environment(account="123456789012", region="us-west-2")),
+        (US_EAST_1, cdk.Environment(account="210987654321", region="us-east-1")),
+        (US_EAST_1, None),  # may or may not be the same account and region: not compared
+    ],
+    ids=["other region", "other account", "concrete and environment-agnostic"],
+)
+def test_the_same_fixed_name_in_another_environment_is_accepted(
+    first_env: cdk.Environment, second_env: cdk.Environment | None
+) -> None:
+    app = new_app()
+    first = _named(cdk.Stack(app, "Prod", env=first_env), "Endpoint", "llm-pooled")
+    second = _named(cdk.Stack(app, "Other", env=second_env), "Endpoint", "llm-pooled")
+    assert first.endpoint_name == second.endpoint_name == "llm-pooled"
+
+
+def test_names_that_are_tokens_imports_and_other_apps_are_not_compared() -> None:
+    stack = new_stack()
+    name = cdk.CfnParameter(stack, "Name", default="llm-pooled").value_as_string
+    _named(stack, "FromParameter", name)
+    _named(stack, "FromParameterToo", name)  # known only at deploy time: CloudFormation decides
+    _named(stack, "Named", "llm-pooled")
+    PooledEndpoint.from_endpoint_name(stack, "ByName", "llm-pooled")  # a reference, not a second endpoint
+    _named(new_stack(), "Named", "llm-pooled")  # another app
+    names = sorted(json.dumps(e["Properties"]["EndpointName"]) for e in resources(template_of(stack), "AWS::SageMaker::Endpoint").values())
+    assert names == ['"llm-pooled"', '{"Ref": "Name"}', '{"Ref": "Name"}']
+
+
 @pytest.mark.parametrize(
     ("region", "partition"),
     [

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import aws_cdk as cdk
@@ -565,3 +566,53 @@ def test_copy_target_tracking_waits_a_cold_start_before_scaling_out_again() -> N
     policies = [p["Properties"] for p in resources(template_of(stack), "AWS::ApplicationAutoScaling::ScalingPolicy").values()]
     cooldowns = sorted(p["TargetTrackingScalingPolicyConfiguration"].get("ScaleOutCooldown") for p in policies)
     assert cooldowns == [180, DEFAULT_COLD_START.to_seconds(), DEFAULT_COLD_START.to_seconds()]
+
+
+def _rolling(**overrides: Any) -> Callable[[cdk.Stack], object]:
+    def build(stack: cdk.Stack) -> object:
+        props: dict[str, Any] = {"batch_size": ComponentBatchSize.copies(1), "bake_time": Duration.minutes(1)}
+        props.update({k: (v(stack) if callable(v) else v) for k, v in overrides.items()})
+        return ComponentDeploymentPolicy.rolling(**props)
+
+    return build
+
+
+@pytest.mark.parametrize(
+    ("build", "accepted"),
+    [
+        (_rolling(batch_size=ComponentBatchSize.percent(5)), True),
+        (_rolling(batch_size=ComponentBatchSize.percent(50)), True),
+        (_rolling(batch_size=ComponentBatchSize.percent(4)), False),
+        (_rolling(batch_size=ComponentBatchSize.percent(51)), False),
+        (_rolling(batch_size=ComponentBatchSize.copies(1)), True),
+        (lambda s: ComponentBatchSize.copies(0), False),
+        (_rolling(bake_time=Duration.seconds(0)), True),
+        (_rolling(bake_time=Duration.seconds(3600)), True),
+        (_rolling(bake_time=Duration.seconds(3601)), False),
+        (_rolling(rollback_batch_size=ComponentBatchSize.percent(1)), True),
+        (_rolling(rollback_batch_size=ComponentBatchSize.percent(100)), True),
+        (lambda s: ComponentBatchSize.percent(101), False),
+        (_rolling(max_execution_timeout=Duration.seconds(600)), True),
+        (_rolling(max_execution_timeout=Duration.seconds(28800)), True),
+        (_rolling(max_execution_timeout=Duration.seconds(599)), False),
+        (_rolling(max_execution_timeout=Duration.seconds(28801)), False),
+        (_rolling(rollback_alarms=_ALARMS(10)), True),
+        (_rolling(rollback_alarms=_ALARMS(11)), False),
+    ],
+    ids=[
+        "batch 5 %", "batch 50 %", "batch 4 %", "batch 51 %", "batch 1 copy", "batch 0 copies",
+        "bake 0 s", "bake 3600 s", "bake 3601 s", "rollback 1 %", "rollback 100 %", "rollback 101 %",
+        "timeout 600 s", "timeout 28800 s", "timeout 599 s", "timeout 28801 s", "10 alarms", "11 alarms",
+    ],
+)
+def test_rolling_accepts_exactly_the_ranges_the_readme_states(build: Callable[[cdk.Stack], object], accepted: bool) -> None:
+    """The bounds of the README's ComponentDeploymentPolicy.rolling table, each side of each."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    table = readme[readme.index("| `batch_size` | `ComponentBatchSize.percent(p)`") :].split("\n\n")[0]
+    for stated in ("`percent`: 5–50", "0–3600 s", "`percent`: 1–100", "600–28800 s", "0–10 alarms", "`copies`: 1 or more"):
+        assert stated in table
+    if accepted:
+        assert isinstance(build(new_stack()), ComponentDeploymentPolicy)
+    else:
+        with pytest.raises(PoolConfigError):
+            build(new_stack())

@@ -156,6 +156,21 @@ def _check_components(namespace: dict[str, Any]) -> None:
     assert kinds == ["StepScaling", "TargetTrackingScaling"]
 
 
+def _check_component_rollout(namespace: dict[str, Any]) -> None:
+    # 25 % of the copies a step, baked 10 minutes, rolled back 4 copies at a time, 2 hours at most, on the alarm
+    (component,) = _of_type(_template(namespace), "AWS::SageMaker::InferenceComponent").values()
+    assert component["RuntimeConfig"] == {"CopyCount": 8}
+    assert component["DeploymentConfig"] == {
+        "RollingUpdatePolicy": {
+            "MaximumBatchSize": {"Type": "CAPACITY_PERCENT", "Value": 25},
+            "WaitIntervalInSeconds": 600,
+            "RollbackMaximumBatchSize": {"Type": "COPY_COUNT", "Value": 4},
+            "MaximumExecutionTimeoutInSeconds": 7200,
+        },
+        "AutoRollbackConfiguration": {"Alarms": [{"AlarmName": "llm-ic-model-errors"}]},
+    }
+
+
 def _check_async(namespace: dict[str, Any]) -> None:
     # creates the bucket; backlog tracking from 0 to 4 instances at 5 per instance
     template = _template(namespace)
@@ -200,6 +215,7 @@ CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "Callers": _check_callers,
     "Scaled": _check_scaled,
     "Components": _check_components,
+    "Rollout": _check_component_rollout,
     "Async": _check_async,
     "LlmProd": _check_example_stack,
 }

@@ -12,7 +12,16 @@ from aws_cdk import aws_applicationautoscaling as appscaling
 from constructs import Construct
 
 from sagemaker_pools import InstancePool, PooledEndpoint, PoolModel, ContainerImage, ModelData
-from sagemaker_pools._tree import logical_id, path_of, remember_stack, stack_of, stack_partition, unique_id
+from sagemaker_pools._tree import (
+    logical_id,
+    path_of,
+    remember_stack,
+    root_of,
+    stack_environment,
+    stack_of,
+    stack_partition,
+    unique_id,
+)
 from support.synth import new_app, resources, template_of
 
 IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.33.0-lmi15.0.0-cu128"
@@ -76,6 +85,19 @@ def test_a_constructs_stack_path_and_partition_are_asked_once(round_trips: list[
     round_trips.clear()
     assert stack_partition(stack) == stack_partition(stack) == "aws-cn"
     assert round_trips == ["get"]
+
+
+def test_a_stacks_environment_and_app_are_asked_once(round_trips: list[str]) -> None:
+    app = new_app()
+    pinned = cdk.Stack(app, "Pinned", env=cdk.Environment(account="123456789012", region="eu-west-1"))
+    agnostic = cdk.Stack(app, "Agnostic")
+    round_trips.clear()
+    assert stack_environment(pinned) == stack_environment(pinned) == "aws://123456789012/eu-west-1"
+    assert round_trips == ["get"]
+    assert stack_environment(agnostic) == "aws://unknown-account/unknown-region"
+    round_trips.clear()
+    assert root_of(pinned) is root_of(pinned) is app
+    assert round_trips == ["get", "get"]  # .node, .root: once
 
 
 def test_remember_stack_records_what_is_known_without_asking(round_trips: list[str]) -> None:

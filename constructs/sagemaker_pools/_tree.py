@@ -14,9 +14,19 @@ import weakref
 from collections.abc import Sequence
 
 from aws_cdk import Stack
-from constructs import Construct
+from constructs import Construct, IConstruct
 
-__all__ = ["stack_of", "stack_partition", "remember_stack", "path_of", "stack_path_of", "unique_id", "logical_id"]
+__all__ = [
+    "stack_of",
+    "stack_partition",
+    "stack_environment",
+    "root_of",
+    "remember_stack",
+    "path_of",
+    "stack_path_of",
+    "unique_id",
+    "logical_id",
+]
 
 #: ``makeUniqueId``'s limits: a top-level id kept as it is, and the human-readable part.
 _MAX_ID_LEN = 255
@@ -75,6 +85,23 @@ def stack_partition(stack: Stack) -> str:
     return partition
 
 
+def stack_environment(stack: Stack) -> str:
+    """``stack.environment`` (``aws://ACCOUNT/REGION``, ``unknown-account`` / ``unknown-region`` where
+    a part is not a literal), asked of Node once per stack."""
+    environment = _ENVIRONMENTS.get(stack)
+    if environment is None:
+        environment = _ENVIRONMENTS[stack] = stack.environment
+    return environment
+
+
+def root_of(stack: Stack) -> IConstruct:
+    """``stack.node.root`` (the app), asked of Node once per stack."""
+    root = _ROOTS.get(stack)
+    if root is None:
+        root = _ROOTS[stack] = stack.node.root
+    return root
+
+
 def remember_stack(construct: Construct, scope: Construct, id: str | None = None) -> None:
     """Record that ``construct`` (just made under ``scope``) is in ``scope``'s stack, and with
     ``id`` its construct path where ``scope``'s is known (a stack's, or one recorded so)."""
@@ -95,5 +122,7 @@ def path_of(construct: Construct) -> str:
 
 
 _PARTITIONS: "weakref.WeakKeyDictionary[Stack, str]" = weakref.WeakKeyDictionary()
+_ENVIRONMENTS: "weakref.WeakKeyDictionary[Stack, str]" = weakref.WeakKeyDictionary()
+_ROOTS: "weakref.WeakKeyDictionary[Stack, IConstruct]" = weakref.WeakKeyDictionary()
 _PATHS: "weakref.WeakKeyDictionary[Construct, str]" = weakref.WeakKeyDictionary()
 _STACKS: "weakref.WeakKeyDictionary[Construct, Stack]" = weakref.WeakKeyDictionary()

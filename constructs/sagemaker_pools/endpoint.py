@@ -29,6 +29,7 @@ from ._l1 import l1_properties
 from ._roles import as_role, default_policy_of, new_execution_role, wait_for
 from ._tokens import is_unresolved
 from ._tree import remember_stack
+from ._unique_names import check_name_is_free
 from ._validate import check_int_range, check_min_max, check_name, check_tags, seconds_in_range
 from .async_inference import AsyncInference
 from .deployment import DeploymentPolicy
@@ -294,7 +295,8 @@ class PooledEndpoint(EndpointBase):
         model_data_download_timeout: 60-3600 s. Default: SageMaker's.
         container_startup_health_check_timeout: 60-3600 s. Default: SageMaker's.
         endpoint_name: a fixed endpoint name. Default: generated. A fixed name cannot be
-            changed without replacing the endpoint.
+            changed without replacing the endpoint, and no other endpoint of the app in the
+            same account and region may have it (refused at construction).
         retain_scaled_capacity: keep the live instance count (and weight) when a deploy moves
             the endpoint to a new config, instead of resetting it to ``initial_instance_count``
             (``RetainAllVariantProperties``). Default: ``True``.
@@ -353,6 +355,7 @@ class PooledEndpoint(EndpointBase):
         check_tags(tags, "PooledEndpoint.tags")
         check_name(variant_name, "PooledEndpoint.variant_name")
         check_name(endpoint_name, "PooledEndpoint.endpoint_name")
+        name_claim = check_name_is_free(scope, endpoint_name, "PooledEndpoint.endpoint_name")
         timeout_s = seconds_in_range(provision_timeout, "PooledEndpoint.provision_timeout", 300, MAX_PROVISION_TIMEOUT_S)
         download_s = seconds_in_range(model_data_download_timeout, "PooledEndpoint.model_data_download_timeout", 60, 3600)
         startup_s = seconds_in_range(
@@ -458,6 +461,8 @@ class PooledEndpoint(EndpointBase):
         )
         for key, value in (tags or {}).items():
             Tags.of(self).add(key, value)
+        if name_claim is not None:
+            name_claim.take(self)
 
     def _check_deployment_fleet(self, smallest: int, largest: int) -> None:
         """The deployment policy against the fleet autoscaling may give it (bounds already checked or tokens)."""

@@ -51,12 +51,16 @@ class AsyncScaleToZeroStack(Stack):
         self.error_topic = sns.Topic(self, "Failed", master_key=self.key, enforce_ssl=True)
 
         artifacts = s3.Bucket.from_bucket_name(self, "Artifacts", ARTIFACTS_BUCKET)
+        # Network isolation: SageMaker, not the container, copies the weights from S3 and moves
+        # each request and response between S3 and the container, so the container needs no
+        # network at all (docs/network-isolation.md).
         model = PoolModel(
             self,
             "Llm8bAwq",
             image=ContainerImage.from_image_uri(LMI_IMAGE),
             model_data=ModelData.from_s3_prefix(artifacts, MODEL_PREFIX),
             environment={"OPTION_QUANTIZE": "awq", "OPTION_MAX_ROLLING_BATCH_SIZE": "16"},
+            network_isolation=True,
         )
 
         self.endpoint = PooledEndpoint(

@@ -84,9 +84,18 @@ class RealtimePooledLlmStack(Stack):
         )
         image = ContainerImage.from_image_uri(LMI_IMAGE)
 
+        # Network isolation: the container makes no outbound call (and gets no AWS credentials);
+        # SageMaker itself still copies the weights from S3 to /opt/ml/model with the execution
+        # role. Each build under its prefix is complete (config, tokenizer, draft model), so the
+        # container needs nothing from the network (docs/network-isolation.md).
         def build(name: str, prefix: str, env: dict[str, str]) -> PoolModel:
             model = PoolModel(
-                self, name, image=image, model_data=ModelData.from_s3_prefix(self.artifacts, prefix), environment=env
+                self,
+                name,
+                image=image,
+                model_data=ModelData.from_s3_prefix(self.artifacts, prefix),
+                environment=env,
+                network_isolation=True,
             )
             return model
 
