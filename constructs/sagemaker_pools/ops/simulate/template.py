@@ -36,9 +36,10 @@ __all__ = [
     "SAGEMAKER_DEFAULT_COOLDOWN_S",
 ]
 
-#: Application Auto Scaling's default cooldown for SageMaker endpoint variants (API reference,
-#: TargetTrackingScalingPolicyConfiguration / StepScalingPolicyConfiguration): 300 s; other
-#: scalable targets (inference components among them) default to 0.
+#: Application Auto Scaling's default cooldown for every SageMaker AI scalable target (user guide,
+#: "Define cooldown periods": "a default value of 300 for ... SageMaker AI endpoint variants,
+#: SageMaker AI inference components, SageMaker AI Serverless provisioned concurrency"), for
+#: target-tracking and step policies alike.
 SAGEMAKER_DEFAULT_COOLDOWN_S = 300
 
 _ENDPOINT = "AWS::SageMaker::Endpoint"
@@ -469,7 +470,7 @@ def _scaling(
     target_id, target = next(iter(targets.items()))
     props = target.get("Properties", {})
     dimension = str(props.get("ScalableDimension", ""))
-    default_cooldown = SAGEMAKER_DEFAULT_COOLDOWN_S if dimension == "sagemaker:variant:DesiredInstanceCount" else 0
+    default_cooldown = SAGEMAKER_DEFAULT_COOLDOWN_S if dimension.startswith("sagemaker:") else 0
     tracking: list[TargetTrackingSpec] = []
     steps: list[StepPolicySpec] = []
     for logical_id, resource in _of_type(template, _POLICY).items():
