@@ -287,3 +287,15 @@ def test_the_scenario_matrix_runs_every_stack_under_every_reading(example_outdir
     assert {r["added while all out"] for r in rows if r["scenario"] == "all pools out 3 h"} == {"0"}
     # One unit per cold start, and a second burst 20 minutes after zero wakes like the first.
     assert {r["asked per cold start"] for r in default if r["scenario"] in ("wake-up", "second burst +20 min")} == {"1"}
+
+
+def test_bad_readings_and_scale_in_strategies_are_refused_by_name(example_templates: dict[str, Any]) -> None:
+    from sagemaker_pools.ops.errors import OpsError
+
+    spec = read_fleet(example_templates["InferenceComponentPools"])
+    with pytest.raises(OpsError) as error:
+        simulate(spec, Scenario(load=[1.0], readings=frozenset({"optimistic"})))
+    assert "optimistic" in str(error.value) and LAUNCH_POST in str(error.value)
+    with pytest.raises(OpsError) as error:
+        read_fleet(_with_scale_in_policy(example_templates["InferenceComponentPools"], {"Strategy": "EAGER"}))
+    assert "ScaleInPolicy.Strategy 'EAGER'" in str(error.value) and "IDLE_RELEASE, CONSOLIDATION" in str(error.value)

@@ -6,7 +6,8 @@ alarms *as synthesized* in a CloudFormation template. No AWS access and no CDK i
 Modules: :mod:`.template` (reading the template), :mod:`.inputs` (trace, outages, flags),
 :mod:`.fleet` (SageMaker: pools, provisioning, copies, load, metrics), :mod:`.cloudwatch`
 (metric data and alarms), :mod:`.autoscaling` (Application Auto Scaling), :mod:`.engine` (the
-minute loop), :mod:`.report` (text, summary, JSON), :mod:`.plot` (PNG), :mod:`.command` (CLI).
+minute loop), :mod:`.readings` (the named readings where AWS's documents disagree or say
+nothing), :mod:`.report` (text, summary, JSON), :mod:`.plot` (PNG), :mod:`.command` (CLI).
 Every modelled rule and its AWS source: ``docs/simulate.md``.
 """
 
