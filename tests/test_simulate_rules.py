@@ -242,7 +242,8 @@ def test_managed_instance_scaling_releases_instances_as_its_scale_in_policy_says
     assert [(m, n) for m, n in enumerate(counts) if m == 0 or n != counts[m - 1]] == instance_counts
 
 
-def test_consolidation_packs_copies_onto_fewer_instances() -> None:
+@pytest.mark.parametrize(("step_size", "counts"), [(1, [3] * 5 + [2] * 7), (2, [3] * 5 + [2] * 7)])
+def test_consolidation_packs_copies_onto_fewer_instances(step_size: int, counts: list[int]) -> None:
     from sagemaker_pools.ops.simulate.cloudwatch import MetricStore
     from sagemaker_pools.ops.simulate.fleet import Fleet, Unit
     from sagemaker_pools.ops.simulate.template import ComponentSpec, ManagedScaleIn, Pool, ScalingSpec
@@ -253,16 +254,19 @@ def test_consolidation_packs_copies_onto_fewer_instances() -> None:
         provision_timeout_s=1200, managed_scaling=(0, 4), async_max_concurrent=None,
         component=ComponentSpec("C", "c", {G6E: 2}, 0),
         scaling=ScalingSpec("T", "sagemaker:inference-component:DesiredCopyCount", 0, 8, (), ()), alarms=(),
-        managed_scale_in=ManagedScaleIn("CONSOLIDATION", 5, 1),
+        managed_scale_in=ManagedScaleIn("CONSOLIDATION", 5, step_size),
     )
     fleet = Fleet(spec, start_up={G6E: 10}, copy_start_up=5, max_concurrency={}, outages={}, latency_s={})
     # Three instances with room for two copies each, one copy on each: two of them can go.
     fleet.instances = [Unit(G6E, 1, 0, n) for n in (1, 2, 3)]
     fleet.copies = [Unit(G6E, 1, 0, 10 + i, host) for i, host in enumerate(fleet.instances)]
     store = MetricStore()
-    counts = [len(fleet.step(m, 3, 0.0, store).in_service and fleet.instances) for m in range(12)]
-    assert counts == [3] * 5 + [2] * 5 + [2, 2]  # one at a time (MaximumStepSize 1), 5 minutes apart
+    assert [len(fleet.step(m, 3, 0.0, store).in_service and fleet.instances) for m in range(12)] == counts
+    # After the 5-minute cooldown, the lowest-priority (last) instance's copy moves to the first with
+    # room; then no instance's copies fit elsewhere (2 slots each, 3 copies): two instances stay,
+    # whatever MaximumStepSize allows, and every copy is on one of them.
     assert len(fleet.copies) == 3 and all(c.host in fleet.instances for c in fleet.copies)
+    assert sorted(len(v) for v in fleet._hosted().values()) == [1, 2]
 
 
 # --- the scenario matrix -------------------------------------------------------------------------

@@ -219,14 +219,19 @@ class Fleet:
     def _slots(self, instance_type: str) -> int:
         return self.component.copies_per_instance.get(instance_type, 1) if self.component else 1
 
-    def _host_with_room(self) -> Unit | None:
-        load: dict[int, int] = {}
+    def _hosted(self) -> dict[int, list[Unit]]:
+        """The copies on each instance, by the instance's ``seq``."""
+        hosted: dict[int, list[Unit]] = {}
         for copy in self.copies:
             if copy.host is not None:
-                load[copy.host.seq] = load.get(copy.host.seq, 0) + 1
+                hosted.setdefault(copy.host.seq, []).append(copy)
+        return hosted
+
+    def _host_with_room(self) -> Unit | None:
+        hosted = self._hosted()
         hosts = sorted(self.instances, key=lambda u: (u.priority, u.ready_at, u.seq))
         for host in hosts:
-            if load.get(host.seq, 0) < self._slots(host.instance_type):
+            if len(hosted.get(host.seq, ())) < self._slots(host.instance_type):
                 return host
         return None
 
@@ -283,34 +288,28 @@ class Fleet:
         consolidate = policy.strategy == "CONSOLIDATION"
         if (consolidate or self.idle_release_waits) and not cooled:
             return
-        hosted: dict[int, list[Unit]] = {}
-        for copy in self.copies:
-            if copy.host is not None:
-                hosted.setdefault(copy.host.seq, []).append(copy)
-        candidates = sorted(self.instances, key=lambda u: (len(hosted.get(u.seq, ())) > 0, -u.priority, -u.seq))
         released = 0
-        for instance in candidates:
-            if self._instance_total() <= floor or (consolidate and released >= policy.maximum_step_size):
-                break
-            moving = hosted.get(instance.seq, [])
-            if moving and not (consolidate and self._move_copies(moving, instance)):
-                break  # IDLE_RELEASE releases only instances without copies
-            self.instances.remove(instance)
-            released += 1
+        while self._instance_total() > floor and not (consolidate and released >= policy.maximum_step_size):
+            hosted = self._hosted()
+            # Idle instances first, then (consolidation only) one whose copies fit elsewhere; lowest priority first.
+            for instance in sorted(self.instances, key=lambda u: (u.seq in hosted, -u.priority, -u.seq)):
+                moving = hosted.get(instance.seq, [])
+                if not moving or (consolidate and self._move_copies(moving, instance, hosted)):
+                    self.instances.remove(instance)
+                    released += 1
+                    break
+            else:
+                break  # nothing left to release
         if released and consolidate:
             self._last_operation = minute  # a consolidation is an endpoint operation: the cooldown restarts
 
-    def _move_copies(self, moving: Sequence[Unit], leaving: Unit) -> bool:
+    def _move_copies(self, moving: Sequence[Unit], leaving: Unit, hosted: Mapping[int, Sequence[Unit]]) -> bool:
         """Re-host ``moving`` on other serving instances with room, if all fit (the move is assumed seamless)."""
         room: list[Unit] = []
-        load: dict[int, int] = {}
-        for copy in self.copies:
-            if copy.host is not None:
-                load[copy.host.seq] = load.get(copy.host.seq, 0) + 1
         for host in sorted(self.instances, key=lambda u: (u.priority, u.seq)):
             if host is leaving or host.ready_at > self._minute:
                 continue
-            room += [host] * (self._slots(host.instance_type) - load.get(host.seq, 0))
+            room += [host] * (self._slots(host.instance_type) - len(hosted.get(host.seq, ())))
         if len(room) < len(moving):
             return False
         for copy, host in zip(moving, room):
