@@ -23,6 +23,7 @@ from support.frozen import frozen
 from sagemaker_pools.ops.aws import AwsOptions, Clients
 from sagemaker_pools.ops.simulate import Scenario, read_fleet, simulate, summarize, to_json
 from sagemaker_pools.ops.simulate.inputs import default_start_up_minutes
+from sagemaker_pools.ops.simulate.readings import COOLDOWN_FROM_REQUEST, LAUNCH_POST, UPDATES_OVERLAP
 
 ROOT = Path(__file__).resolve().parents[1]
 G6E, G6, P4D = "ml.g6e.48xlarge", "ml.g6.48xlarge", "ml.p4d.24xlarge"
@@ -123,21 +124,26 @@ def test_instance_count_and_cpu_sample_count_simulate_alike(weighted_templates: 
 # --- an outage of priority 1 ---------------------------------------------------------------------
 
 
-def test_an_outage_of_priority_1_falls_back_within_timeout_and_start_up(example_templates: dict[str, Any]) -> None:
+@pytest.mark.parametrize("reading", ["reference", LAUNCH_POST])
+def test_an_outage_of_priority_1_falls_back_within_timeout_and_start_up(example_templates: dict[str, Any], reading: str) -> None:
     spec = read_fleet(example_templates["RealtimePooledLlm"])
     assert [p.instance_type for p in spec.pools] == [G6E, G6, P4D]
-    timeout = spec.provision_timeout_s // 60  # 20 minutes in the example
+    # Developer guide: the next pool at once; launch post: after the timeout (20 minutes in the example) on g6e.
+    timeout = spec.provision_timeout_s // 60 if reading == LAUNCH_POST else 0
     start_up = {t: default_start_up_minutes(t) for t in spec.types}
     load = [20.0] * 30 + [90.0] * 210
-    result = simulate(spec, Scenario(load=load, outages={G6E: [(0, 240)]}, start_up=start_up))
+    result = simulate(spec, Scenario(load=load, outages={G6E: [(0, 240)]}, start_up=start_up, readings=frozenset({reading} - {"reference"})))
     rows = result.rows
     # No priority-1 instance during the outage.
     assert all(r.instances[G6E] == 0 for r in rows)
     first_out = next(a for a in result.activities if a.after > a.before)
     grew = next(r.minute for r in rows if sum(r.instances.values()) > 2)
-    # The request goes out the minute after the decision, waits the timeout on g6e, then starts on g6.
-    assert grew <= first_out.minute + 1 + timeout + start_up[G6]
+    # The request goes out the minute after the decision, then starts on g6 (at once, or after the timeout).
+    assert grew == first_out.minute + 1 + timeout + start_up[G6]
     assert rows[grew].instances[G6] > 2
+    # Updating from the request until the new instances serve: no other change in between.
+    assert {r.status for r in rows[first_out.minute + 1 : grew]} == {"Updating"}
+    assert not [a for a in result.activities if first_out.minute < a.minute < grew]
     assert summarize(result)["minutes_on_fallback"] == len(rows)
 
 
@@ -189,9 +195,15 @@ def test_one_step_of_traffic_is_answered_by_one_scale_out(example_templates: dic
     assert end.signal is not None and end.signal <= target  # and it was enough
 
 
+_OLD_MODEL = frozenset({UPDATES_OVERLAP, COOLDOWN_FROM_REQUEST})
+
+
 @pytest.mark.parametrize("stack", ["RealtimePooledLlm", "InferenceComponentPools"])
-def test_a_scale_out_cooldown_shorter_than_the_start_up_overshoots(example_templates: dict[str, Any], stack: str) -> None:
-    """The test above can fail: with the cooldown the examples had (10 minutes; none), the same step overshoots."""
+def test_a_scale_out_cooldown_shorter_than_the_start_up_overshoots_only_where_updates_overlap(example_templates: dict[str, Any], stack: str) -> None:
+    """The test above can fail: with the cooldown the examples had (10 minutes; none), the same step
+    overshoots if the endpoint took a capacity change while Updating and the cooldown ran from the
+    request. By default (the endpoint refuses a change while Updating; the cooldown starts when the
+    change completed), the metric reads the new capacity before a policy may act again: one scale-out."""
     template = copy.deepcopy(example_templates[stack])
     for resource in template["Resources"].values():
         config = resource.get("Properties", {}).get("TargetTrackingScalingPolicyConfiguration")
@@ -199,9 +211,15 @@ def test_a_scale_out_cooldown_shorter_than_the_start_up_overshoots(example_templ
             config["ScaleOutCooldown"] = 600 if stack == "RealtimePooledLlm" else 0
     spec = read_fleet(template)
     load, before, metric = _step_case(stack)
-    result = simulate(spec, Scenario(load=load))
-    assert len(_scale_outs(result)) > 1
-    assert max(r.desired_capacity for r in result.rows) > math.ceil(before * metric / spec.scaling.target_tracking[0].target)
+    expected = math.ceil(before * metric / spec.scaling.target_tracking[0].target)
+    old = simulate(spec, Scenario(load=load, readings=_OLD_MODEL))
+    assert len(_scale_outs(old)) > 1
+    assert max(r.desired_capacity for r in old.rows) > expected
+    # Refusing a change while Updating is what prevents it, whenever the cooldown starts (with
+    # updates-overlap alone, no cooldown runs before the change completes: it overshoots too).
+    assert len(_scale_outs(simulate(spec, Scenario(load=load, readings=frozenset({UPDATES_OVERLAP}))))) > 1
+    for readings in (frozenset(), frozenset({COOLDOWN_FROM_REQUEST})):
+        assert [(a.before, a.after) for a in _scale_outs(simulate(spec, Scenario(load=load, readings=readings)))] == [(before, expected)]
 
 
 # --- waking from zero ----------------------------------------------------------------------------
@@ -221,29 +239,38 @@ def test_waking_from_zero_adds_at_most_one_unit_per_cold_start(example_templates
 
 
 @pytest.mark.parametrize("stack", ["InferenceComponentPools", "AsyncScaleToZero"])
-def test_waking_from_zero_during_an_outage_of_priority_1_adds_one_unit(example_templates: dict[str, Any], stack: str) -> None:
-    """The fallback path: the provisioning timeout on priority 1, then the start-up on priority 2, within one cooldown."""
+@pytest.mark.parametrize("reading", ["reference", LAUNCH_POST])
+def test_waking_from_zero_during_an_outage_of_priority_1_adds_one_unit(example_templates: dict[str, Any], stack: str, reading: str) -> None:
+    """The fallback path: priority 2 at once (developer guide), or after the provisioning timeout on
+    priority 1 (launch post); then the start-up on priority 2."""
     spec = read_fleet(example_templates[stack])
     first, second = spec.pools[0].instance_type, spec.pools[1].instance_type
-    result = simulate(spec, Scenario(load=_QUIET_THEN_BUSY, outages={first: [(0, len(_QUIET_THEN_BUSY))]}))
+    readings = frozenset({reading} - {"reference"})
+    result = simulate(spec, Scenario(load=_QUIET_THEN_BUSY, outages={first: [(0, len(_QUIET_THEN_BUSY))]}, readings=readings))
     wakes = summarize(result)["wake_ups"]
     assert wakes, "the fleet never went to zero and woke up"
     assert all(w["first_serving_minute"] is not None for w in wakes)
-    # It woke on the fallback pool, and later than the provisioning timeout after the wake-up.
     assert any(r.instances[second] for r in result.rows) and not any(r.instances[first] for r in result.rows[1:])
-    assert all(w["first_serving_minute"] - w["start_minute"] > spec.provision_timeout_s // 60 for w in wakes)
+    # The request goes out the minute after the decision; a copy loads after its instance starts.
+    cold_start = 1 + default_start_up_minutes(second) + (5 if spec.component else 0)
+    timeout = spec.provision_timeout_s // 60 if reading == LAUNCH_POST else 0
+    assert [w["first_serving_minute"] - w["start_minute"] for w in wakes] == [timeout + cold_start] * len(wakes)
     assert [w["units_requested"] for w in wakes] == [1] * len(wakes)
 
 
 def test_the_wake_up_measure_sees_a_runaway(example_templates: dict[str, Any]) -> None:
-    """The overshoot the test above asserts against is measured, not assumed: a 1-minute cooldown runs away."""
+    """The overshoot the test above asserts against is measured, not assumed: a 1-minute cooldown runs
+    away where the endpoint takes capacity changes while Updating; where it refuses them (the
+    default reading), one unit is asked for whatever the cooldown."""
     template = copy.deepcopy(example_templates["InferenceComponentPools"])
     for resource in template["Resources"].values():
         config = resource.get("Properties", {}).get("StepScalingPolicyConfiguration")
         if config:
             config.update(AdjustmentType="ChangeInCapacity", Cooldown=60)
-    wakes = summarize(simulate(read_fleet(template), Scenario(load=_QUIET_THEN_BUSY)))["wake_ups"]
+    wakes = summarize(simulate(read_fleet(template), Scenario(load=_QUIET_THEN_BUSY, readings=frozenset({UPDATES_OVERLAP}))))["wake_ups"]
     assert wakes and wakes[0]["units_requested"] > 1
+    wakes = summarize(simulate(read_fleet(template), Scenario(load=_QUIET_THEN_BUSY)))["wake_ups"]
+    assert wakes and [w["units_requested"] for w in wakes] == [1] * len(wakes)
     for resource in template["Resources"].values():
         config = resource.get("Properties", {}).get("StepScalingPolicyConfiguration")
         if config:
@@ -320,6 +347,24 @@ def test_json_output_follows_the_documented_schema(realtime_template: str, tmp_p
     documented = (ROOT / "docs" / "simulate.md").read_text()
     for key in list(row) + list(document["summary"]) + list(document):
         assert f"`{key}`" in documented, f"{key} is not documented in docs/simulate.md"
+
+
+def test_readings_are_named_on_the_command_line_and_in_the_output(realtime_template: str, tmp_path: Path) -> None:
+    trace = _trace(tmp_path, [(0, 20), (30, 90)])
+    outages = [arg for t in (G6E, G6, P4D) for arg in ("--outage", f"{t}@20m-2h")]
+    runs = {}
+    for extra in ([], ["--reading", LAUNCH_POST, "--reading", UPDATES_OVERLAP], ["--fallback", "after-timeout"]):
+        code, out, err = _run_cli("simulate", realtime_template, "--traffic", trace, "--duration", "2h", "--json", *outages, *extra)
+        assert (code, err) == (0, "")
+        runs[tuple(extra)] = json.loads(out)
+    default, named, legacy = runs.values()
+    assert default["readings"] == [] and named["readings"] == [LAUNCH_POST, UPDATES_OVERLAP] and legacy["readings"] == [LAUNCH_POST]
+    # The operation fails after the timeout (20 minutes), or after every pool's (60): RollingBack in the timeline.
+    failed = {name: [r["minute"] for r in run["timeline"] if r["status"] == "RollingBack"] for name, run in (("default", default), ("legacy", legacy))}
+    assert failed["default"][0] + 40 == failed["legacy"][0]
+    assert default["summary"]["rollbacks"] == len(failed["default"])
+    code, _, err = _run_cli("simulate", realtime_template, "--traffic", trace, "--reading", "optimistic")
+    assert code == 2 and err.count("\n") == 1 and "optimistic" in err and LAUNCH_POST in err
 
 
 def test_requests_per_second_need_a_latency_for_every_pool(realtime_template: str, tmp_path: Path) -> None:
@@ -476,7 +521,9 @@ def test_a_five_minute_alarm_combines_its_minutes_and_changes_only_when_a_period
     assert alarm.datapoint(0) == 5  # five one-minute samples in the period
 
 
-def _step_scaler(adjustment_type: str, adjustment: int, *, magnitude: int | None = None, cooldown_s: int = 300, values: list[float | None]) -> Any:
+def _step_scaler(
+    adjustment_type: str, adjustment: int, *, magnitude: int | None = None, cooldown_s: int = 300, values: list[float | None], readings: frozenset[str] = frozenset()
+) -> Any:
     from sagemaker_pools.ops.simulate.autoscaling import Autoscaler
     from sagemaker_pools.ops.simulate.cloudwatch import Alarm
     from sagemaker_pools.ops.simulate.template import ScalingSpec, StepPolicySpec
@@ -488,17 +535,26 @@ def _step_scaler(adjustment_type: str, adjustment: int, *, magnitude: int | None
     )
     step = StepPolicySpec("Step", adjustment_type, ((0.0, None, adjustment),), cooldown_s, magnitude, "Maximum")
     spec = ScalingSpec("Target", "sagemaker:variant:DesiredInstanceCount", 1, 40, (), (step,))
-    return Autoscaler(spec, {"high": alarm}, {"high": ("Step",)}, store, initial=10)
+    return Autoscaler(spec, {"high": alarm}, {"high": ("Step",)}, store, initial=10, readings=readings)
 
 
-def test_a_step_policy_in_alarm_acts_each_minute_its_cooldown_allows() -> None:
-    scaler = _step_scaler("ChangeInCapacity", 2, cooldown_s=180, values=[5.0] * 8)
+@pytest.mark.parametrize(
+    ("readings", "expected"),
+    [
+        # +2 at once; it completes the next minute, when the 3-minute cooldown starts ("after
+        # Application Auto Scaling successfully scales out"); within it the same +2 counts the first as done.
+        (frozenset(), [12, 12, 12, 12, 14, 14, 14, 14]),
+        # The cooldown from the request: a minute sooner each time.
+        (frozenset({COOLDOWN_FROM_REQUEST}), [12, 12, 12, 14, 14, 14, 16, 16]),
+    ],
+)
+def test_a_step_policy_in_alarm_acts_each_minute_its_cooldown_allows(readings: frozenset[str], expected: list[int]) -> None:
+    scaler = _step_scaler("ChangeInCapacity", 2, cooldown_s=180, values=[5.0] * 8, readings=readings)
     desired = []
     for minute in range(8):
         scaler.step(minute)
         desired.append(scaler.desired)
-    # +2 at once; during the 3-minute cooldown the same +2 counts the first as done; then +2 again.
-    assert desired == [12, 12, 12, 14, 14, 14, 16, 16]
+    assert desired == expected
 
 
 @pytest.mark.parametrize(
@@ -518,12 +574,12 @@ def test_step_adjustment_types(adjustment_type: str, adjustment: int, magnitude:
     assert scaler.desired == expected
 
 
-def test_immediate_fallback_serves_sooner_than_after_the_timeout(example_templates: dict[str, Any]) -> None:
+def test_the_developer_guides_fallback_serves_sooner_than_the_launch_posts(example_templates: dict[str, Any]) -> None:
     spec = read_fleet(example_templates["RealtimePooledLlm"])
     load = [20.0] * 30 + [90.0] * 90
     first_g6 = {}
-    for fallback in ("after-timeout", "immediate"):
-        rows = simulate(spec, Scenario(load=load, outages={G6E: [(0, 120)]}, fallback=fallback)).rows
-        first_g6[fallback] = next(r.minute for r in rows if r.instances[G6] > 2)
-    # The timeout (20 minutes in the example) is the whole difference.
-    assert first_g6["after-timeout"] - first_g6["immediate"] == spec.provision_timeout_s // 60
+    for readings in (frozenset(), frozenset({LAUNCH_POST})):
+        rows = simulate(spec, Scenario(load=load, outages={G6E: [(0, 120)]}, readings=readings)).rows
+        first_g6[readings] = next(r.minute for r in rows if r.instances[G6] > 2)
+    # The timeout (20 minutes in the example) spent on g6e is the whole difference.
+    assert first_g6[frozenset({LAUNCH_POST})] - first_g6[frozenset()] == spec.provision_timeout_s // 60

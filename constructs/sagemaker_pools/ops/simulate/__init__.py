@@ -8,7 +8,8 @@ Modules: :mod:`.template` (reading the template), :mod:`.inputs` (trace, outages
 :mod:`.cloudwatch_traffic` (a live endpoint's traffic from CloudWatch),
 :mod:`.fleet` (SageMaker: pools, provisioning, copies, load, metrics), :mod:`.cloudwatch`
 (metric data and alarms), :mod:`.autoscaling` (Application Auto Scaling), :mod:`.engine` (the
-minute loop), :mod:`.report` (text, summary, JSON), :mod:`.plot` (PNG), :mod:`.command` (CLI).
+minute loop), :mod:`.readings` (the named readings where AWS's documents disagree or say
+nothing), :mod:`.report` (text, summary, JSON), :mod:`.plot` (PNG), :mod:`.command` (CLI).
 Every modelled rule and its AWS source: ``docs/simulate.md``.
 """
 

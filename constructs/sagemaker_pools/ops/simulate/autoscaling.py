@@ -6,10 +6,13 @@ of the target for 15 datapoints scales in (to the same formula); no scale-in whi
 has no data. Several target-tracking policies: scale out if any says so, scale in only if all
 (with scale-in enabled) do; the largest capacity wins. Step policies act when their alarm is in
 ALARM (CloudWatch re-invokes the action every minute) with their adjustment type, steps,
-``MinAdjustmentMagnitude`` and cooldown. Cooldowns: during a scale-out cooldown the capacity
-added by the initiating scale-out counts as part of the capacity, so only a larger scale-out
-goes through; scale-in waits for its cooldown; a scale-out ends a scale-in cooldown. Capacity
-stays within min / max. Sources: ``docs/simulate.md``.
+``MinAdjustmentMagnitude`` and cooldown. Cooldowns start when the change has completed (the
+endpoint back in service); during a scale-out cooldown the capacity added by the initiating
+scale-out counts as part of the capacity, so only a larger scale-out goes through; scale-in waits
+for its cooldown; a scale-out ends a scale-in cooldown. No change while the endpoint is updating
+(it refuses one). A failed change (rolled back) starts no cooldown. From zero, target tracking
+scales out as if from one unit. Capacity stays within min / max. Readings that replace some of
+these rules: :mod:`.readings`. Sources: ``docs/simulate.md``.
 """
 
 from __future__ import annotations
@@ -18,16 +21,21 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from collections.abc import Iterator
+
 from .cloudwatch import ALARM, Alarm, MetricStore
+from .readings import COOLDOWN_FROM_REQUEST, UPDATES_OVERLAP
 from .template import ScalingSpec, StepPolicySpec, TargetTrackingSpec
 
-__all__ = ["Autoscaler", "Activity", "HIGH_DATAPOINTS", "LOW_DATAPOINTS", "SCALE_IN_FRACTION"]
+__all__ = ["Autoscaler", "Activity", "HIGH_DATAPOINTS", "LOW_DATAPOINTS", "SCALE_IN_FRACTION", "ROLLBACK"]
 
 #: Target tracking's scale-out alarm: this many one-minute datapoints above the target.
 HIGH_DATAPOINTS = 3
 #: Target tracking's scale-in alarm: this many one-minute datapoints below SCALE_IN_FRACTION x target.
 LOW_DATAPOINTS = 15
 SCALE_IN_FRACTION = 0.9
+#: The ``policy`` of an :class:`Activity` that a failed operation's rollback made.
+ROLLBACK = "(rollback)"
 
 
 @dataclass
@@ -64,12 +72,25 @@ class Autoscaler:
         action_alarms: ``{alarm logical id: logical ids of the policies it invokes}``.
         store: the metric data.
         initial: the desired capacity at minute 0.
+        readings: the named readings in force (:mod:`.readings`).
     """
 
-    def __init__(self, spec: ScalingSpec, alarms: Mapping[str, Alarm], action_alarms: Mapping[str, tuple[str, ...]], store: MetricStore, initial: int) -> None:
+    def __init__(
+        self,
+        spec: ScalingSpec,
+        alarms: Mapping[str, Alarm],
+        action_alarms: Mapping[str, tuple[str, ...]],
+        store: MetricStore,
+        initial: int,
+        readings: frozenset[str] = frozenset(),
+    ) -> None:
         self.spec = spec
         self.desired = initial
         self.activities: list[Activity] = []
+        self._refuse_while_updating = UPDATES_OVERLAP not in readings
+        self._cooldown_from_request = COOLDOWN_FROM_REQUEST in readings
+        # A change whose cooldown waits for its completion: (policy, scale-out?, capacity before).
+        self._pending: tuple[str, bool, int] | None = None
         self._tracking: list[_Tracking] = []
         for policy in spec.target_tracking:
             common = {"queries": policy.queries, "period_minutes": 1, "treat_missing_data": "missing", "store": store}
@@ -102,8 +123,15 @@ class Autoscaler:
     def _clamp(self, value: int) -> int:
         return max(self.spec.min_capacity, min(self.spec.max_capacity, value))
 
-    def step(self, minute: int) -> None:
-        """Evaluate every policy at the end of ``minute`` and set the new desired capacity."""
+    def step(self, minute: int, *, updating: bool = False) -> None:
+        """Evaluate every policy at the end of ``minute`` and set the new desired capacity.
+
+        ``updating``: the endpoint has a capacity change in progress this minute; it refuses
+        another, and the change's cooldown starts only when it has completed.
+        """
+        if self._pending is not None and not updating:
+            self._begin_cooldowns(minute, *self._pending)
+            self._pending = None
         current = self.desired
         outs: list[tuple[int, str]] = []
         ins: list[tuple[int, str]] = []
@@ -116,7 +144,9 @@ class Autoscaler:
             value = tracking.high.datapoint(minute)
             if high == ALARM and value is not None:
                 base = cool.out_base if minute < cool.out_until else current
-                wanted = self._clamp(math.ceil(base * value / policy.target - 1e-9))
+                # From zero, as if from one unit: "your endpoint only initiates scaling up from
+                # zero after the number of backlog requests exceeds the target tracking value".
+                wanted = self._clamp(math.ceil(max(base, 1) * value / policy.target - 1e-9))
                 if wanted > current:
                     outs.append((wanted, policy.logical_id))
             if policy.disable_scale_in:
@@ -140,6 +170,8 @@ class Autoscaler:
                     outs.append((wanted_step, step.logical_id))
                 elif wanted_step < current and minute >= cool.in_until:
                     ins.append((wanted_step, step.logical_id))
+        if updating and self._refuse_while_updating:
+            return  # "ValidationException: Cannot update in-progress endpoint": the activity fails
         if outs:
             new, who = max(outs)
             self._apply(minute, new, who, scale_out=True)
@@ -147,27 +179,46 @@ class Autoscaler:
             new, who = max(ins)
             self._apply(minute, new, who, scale_out=False)
 
+    def roll_back(self, minute: int, capacity: int) -> None:
+        """The change in progress failed and the endpoint rolled back to ``capacity``: no cooldown starts."""
+        if capacity != self.desired:
+            self.activities.append(Activity(minute, ROLLBACK, self.desired, capacity))
+            self.desired = capacity
+        self._pending = None
+
     def _apply(self, minute: int, new: int, who: str, *, scale_out: bool) -> None:
         new = self._clamp(new)
         if new == self.desired:
             return
         self.activities.append(Activity(minute, who, self.desired, new))
-        for tracking in self._tracking:
-            self._start_cooldown(tracking.cooldown, tracking.spec.logical_id == who, minute, scale_out,
-                                 tracking.spec.scale_out_cooldown_s if scale_out else tracking.spec.scale_in_cooldown_s)
-        for step, _, cool in self._steps:
-            self._start_cooldown(cool, step.logical_id == who, minute, scale_out, step.cooldown_s)
-        self.desired = new
-
-    def _start_cooldown(self, cool: _Cooldowns, mine: bool, minute: int, scale_out: bool, seconds: int) -> None:
+        before, self.desired = self.desired, new
         if scale_out:
-            cool.in_until = -1  # a scale-out ends any scale-in cooldown
-            if mine:
-                if minute >= cool.out_until:
-                    cool.out_base = self.desired
-                cool.out_until = minute + math.ceil(seconds / 60)
-        elif mine:
-            cool.in_until = minute + math.ceil(seconds / 60)
+            for _, _, _, cool in self._cooldowns():
+                cool.in_until = -1  # "the scale-in cooldown period stops and doesn't complete"
+        if self._cooldown_from_request:
+            self._begin_cooldowns(minute, who, scale_out, before)
+        else:
+            self._pending = (who, scale_out, before)
+
+    def _cooldowns(self) -> Iterator[tuple[str, int, int, _Cooldowns]]:
+        """Every policy: logical id, scale-out and scale-in cooldown in seconds, its cooldown state."""
+        for tracking in self._tracking:
+            spec = tracking.spec
+            yield spec.logical_id, spec.scale_out_cooldown_s, spec.scale_in_cooldown_s, tracking.cooldown
+        for step, _, cool in self._steps:
+            yield step.logical_id, step.cooldown_s, step.cooldown_s, cool
+
+    def _begin_cooldowns(self, minute: int, who: str, scale_out: bool, before: int) -> None:
+        """Start ``who``'s cooldown at ``minute``; a scale-out's counts from ``before``, its capacity before the first."""
+        for policy, out_s, in_s, cool in self._cooldowns():
+            if policy != who:
+                continue
+            if not scale_out:
+                cool.in_until = minute + math.ceil(in_s / 60)
+                continue
+            if minute >= cool.out_until:
+                cool.out_base = before
+            cool.out_until = minute + math.ceil(out_s / 60)
 
     def _step_capacity(self, step: StepPolicySpec, alarm: Alarm, minute: int, cool: _Cooldowns, current: int) -> int | None:
         values = alarm.recent(minute)

@@ -23,6 +23,7 @@ from .inputs import (
     read_traffic,
     write_traffic,
 )
+from .readings import LAUNCH_POST, READINGS
 from .report import render_text, to_json
 from .template import load_template, read_fleet
 
@@ -30,6 +31,8 @@ __all__ = ["add_parser", "run"]
 
 #: Minutes an inference-component copy takes to load on a serving instance, unless --copy-start-up says.
 DEFAULT_COPY_START_UP = "5m"
+#: The former ``--fallback`` values as readings (the developer guide's ``immediate`` is the default now).
+_FALLBACK_READINGS: dict[str, tuple[str, ...]] = {"after-timeout": (LAUNCH_POST,), "immediate": ()}
 
 
 def add_parser(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
@@ -61,12 +64,16 @@ def add_parser(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     p.add_argument("--outage", action="append", default=[], metavar="TYPE@START-END", help="no capacity of TYPE in that window, e.g. ml.g6e.48xlarge@0m-240m (repeatable)")
     p.add_argument("--start-up", action="append", default=[], metavar="TYPE=DURATION", help="launch to serving (default: 10m with accelerators, else 5m)")
     p.add_argument(
-        "--fallback",
-        choices=["after-timeout", "immediate"],
-        default="after-timeout",
-        help="when a pool without capacity gives way to the next: after the provisioning timeout (the launch post; default) "
-        "or at once (the developer guide)",
+        "--reading",
+        action="append",
+        default=[],
+        choices=list(READINGS),
+        metavar="NAME",
+        help="replace one default rule by another source's reading (repeatable): "
+        + "; ".join(f"{name}: {rule}" for name, rule in READINGS.items()),
     )
+    # Before --reading: after-timeout is the launch-post reading; immediate is today's default.
+    p.add_argument("--fallback", choices=list(_FALLBACK_READINGS), help=argparse.SUPPRESS)
     p.add_argument("--copy-start-up", default=DEFAULT_COPY_START_UP, metavar="DURATION", help=f"inference components: a copy's load time (default {DEFAULT_COPY_START_UP})")
     p.add_argument("--price", action="append", default=[], metavar="TYPE=USD_PER_HOUR", help="adds cost by type to the summary")
     p.add_argument("--latency", action="append", default=[], metavar="TYPE=SECONDS|BENCH.json", help="seconds per request (or a bench --json report): needed with requests_per_second")
@@ -138,7 +145,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         copy_start_up=copy_start_up,
         max_concurrency=concurrency,
         latency_s=latency,
-        fallback=args.fallback,
+        readings=frozenset(args.reading).union(_FALLBACK_READINGS.get(args.fallback or "", ())),
     )
     result = simulate(spec, scenario)
     if args.json:

@@ -1,8 +1,9 @@
 """The minute loop: SageMaker, CloudWatch and Application Auto Scaling, one minute at a time.
 
 Each minute: the fleet provisions toward the desired capacity and serves the offered load,
-publishing its metrics; every alarm of the template is evaluated; the scaling policies set the
-desired capacity that the fleet works toward from the next minute on.
+publishing its metrics (or, when an operation ran out of provisioning time, rolls back); every
+alarm of the template is evaluated; the scaling policies set the desired capacity that the fleet
+works toward from the next minute on, unless the endpoint is updating.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from dataclasses import dataclass, field
 
 from .autoscaling import Activity, Autoscaler
 from .cloudwatch import ALARM, Alarm, MetricStore
-from .fleet import Fleet
+from .fleet import IN_SERVICE, Fleet
+from .readings import check_readings
 from .template import FleetSpec
 
 __all__ = ["Scenario", "Row", "Result", "simulate"]
@@ -30,8 +32,8 @@ class Scenario:
         copy_start_up: minutes for an inference-component copy to load.
         max_concurrency: per type (merged over what the template's policies divide by).
         latency_s: seconds per request, per type.
-        fallback: ``"after-timeout"`` (default) or ``"immediate"``: when a pool without capacity
-            gives way to the next (see ``docs/simulate.md``).
+        readings: named readings that replace a default rule (:data:`.readings.READINGS`; see
+            ``docs/simulate.md``). Default: none, every rule as the AWS reference reads.
     """
 
     load: Sequence[float]
@@ -41,7 +43,7 @@ class Scenario:
     copy_start_up: int = 5
     max_concurrency: Mapping[str, float] = field(default_factory=dict)
     latency_s: Mapping[str, float] = field(default_factory=dict)
-    fallback: str = "after-timeout"
+    readings: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -59,6 +61,7 @@ class Row:
     signal: float | None
     alarms: list[str]
     backlog: float | None
+    status: str = IN_SERVICE
 
 
 @dataclass
@@ -78,7 +81,12 @@ class Result:
 
 
 def simulate(spec: FleetSpec, scenario: Scenario) -> Result:
-    """Run ``scenario`` through ``spec`` and return the timeline."""
+    """Run ``scenario`` through ``spec`` and return the timeline.
+
+    Raises:
+        OpsError: (exit 2) a reading that :data:`.readings.READINGS` does not name.
+    """
+    readings = check_readings(scenario.readings)
     queries = [q for a in spec.alarms for q in a.queries] + [q for p in spec.scaling.target_tracking for q in p.queries]
     read = frozenset(
         (str(q["MetricStat"]["Metric"].get("Namespace", "")), str(q["MetricStat"]["Metric"].get("MetricName", "")))
@@ -109,19 +117,21 @@ def simulate(spec: FleetSpec, scenario: Scenario) -> Result:
         max_concurrency=max_concurrency,
         outages=scenario.outages,
         latency_s=scenario.latency_s,
-        fallback=scenario.fallback,
+        readings=readings,
     )
     initial = spec.component.initial_copies if spec.component else spec.initial_instance_count
     initial = max(spec.scaling.min_capacity, min(spec.scaling.max_capacity, initial))
     fleet.start(initial)
-    scaler = Autoscaler(spec.scaling, alarms, actions, store, initial)
+    scaler = Autoscaler(spec.scaling, alarms, actions, store, initial, readings)
     rows: list[Row] = []
     for minute, offered in enumerate(scenario.load):
         concurrency = offered if scenario.column == "concurrency" else _concurrency(fleet, minute, offered, scenario)
         snap = fleet.step(minute, scaler.desired, concurrency, store)
         for alarm in alarms.values():
             alarm.evaluate(minute)
-        scaler.step(minute)
+        if snap.rolled_back_to is not None:
+            scaler.roll_back(minute, snap.rolled_back_to)
+        scaler.step(minute, updating=snap.status != IN_SERVICE)
         rows.append(
             Row(
                 minute=minute,
@@ -135,6 +145,7 @@ def simulate(spec: FleetSpec, scenario: Scenario) -> Result:
                 signal=scaler.signal(minute),
                 alarms=sorted(name for name, alarm in alarms.items() if alarm.state == ALARM),
                 backlog=snap.backlog,
+                status=snap.status,
             )
         )
     return Result(spec, scenario, rows, scaler.activities, scaler.signal_target)

@@ -7,14 +7,20 @@ load, and publishes the minute's metrics into the :class:`~.cloudwatch.MetricSto
 
 The rules, each with its source in ``docs/simulate.md``:
 
-* a new instance is asked of the pool of priority 1; a type without capacity (an outage) is
-  retried for the provisioning timeout, then the next pool is tried (after the last, the first
-  again), or, with ``fallback="immediate"``, the next pool is tried at once; an instance serves
+* a new instance is asked of the pools in priority order, and a pool without capacity (an
+  outage) gives way to the next at once; the provisioning timeout counts the whole operation, and
+  when it passes with instances still missing, the operation fails and the endpoint rolls back to
+  the capacity it had before (``RollingBack`` for that minute). With the ``launch-post`` reading a
+  pool is retried for the whole timeout before the next, and the operation fails after the last
+  pool's. No pool is tried twice in one operation's order (no wrap-around). An instance serves
   after its type's start-up time;
+* the endpoint is ``Updating`` while capacity it was asked for is not serving yet;
 * scale-in removes capacity that is not serving yet first, then the lowest priority first;
 * inference components: copies go onto instances with room, highest priority first; managed
-  instance scaling adds instances for copies that do not fit and removes instances left without
-  copies, within its min / max instance count; a copy serves after the copy load time;
+  instance scaling adds instances for copies that do not fit and releases instances left without
+  copies (``IDLE_RELEASE``; or, with ``CONSOLIDATION``, after its cooldown, by packing copies onto
+  fewer instances, ``MaximumStepSize`` at a time), within its min / max instance count; a copy
+  serves after the copy load time;
 * least-outstanding-requests routing spreads the concurrency so that every serving instance (copy)
   holds the same share of its type's ``max_concurrency``; what exceeds the fleet's capacity queues.
 """
@@ -26,9 +32,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .cloudwatch import MetricStore, Stats
+from .readings import IDLE_COPIES_MISSING, IDLE_RELEASE_AFTER_COOLDOWN, LAUNCH_POST
 from .template import FleetSpec
 
-__all__ = ["Fleet", "Snapshot", "Unit"]
+__all__ = ["Fleet", "Snapshot", "Unit", "IN_SERVICE", "UPDATING", "ROLLING_BACK"]
+
+#: DescribeEndpoint's EndpointStatus values the simulation shows (API reference, ``EndpointStatus``).
+IN_SERVICE = "InService"
+UPDATING = "Updating"
+ROLLING_BACK = "RollingBack"
 
 _INVOCATIONS = "AWS/SageMaker"
 _ENDPOINTS = "/aws/sagemaker/Endpoints"
@@ -48,11 +60,12 @@ class Unit:
 
 @dataclass
 class _Request:
-    """An instance being provisioned: trying pool ``index`` since minute ``since``."""
+    """An instance being provisioned since minute ``started``: on pool ``index`` since minute ``since``."""
 
     index: int
     since: int
     seq: int
+    started: int
 
 
 @dataclass
@@ -68,6 +81,8 @@ class Snapshot:
     queued: float
     per_unit_load: dict[str, float] = field(default_factory=dict)
     backlog: float | None = None
+    status: str = IN_SERVICE
+    rolled_back_to: int | None = None
 
 
 class Fleet:
@@ -80,8 +95,7 @@ class Fleet:
         max_concurrency: concurrent requests one instance (copy) of each type serves.
         outages: ``{type: [(start, end), ...]}`` minutes without capacity.
         latency_s: seconds per request by type (requests per minute from concurrency), if known.
-        fallback: ``"after-timeout"`` (the launch post's reading) or ``"immediate"`` (the
-            developer guide's: the next pool on an insufficient-capacity error).
+        readings: the named readings in force (:mod:`.readings`).
     """
 
     def __init__(
@@ -93,10 +107,12 @@ class Fleet:
         max_concurrency: Mapping[str, float],
         outages: Mapping[str, Sequence[tuple[int, int]]],
         latency_s: Mapping[str, float],
-        fallback: str = "after-timeout",
+        readings: frozenset[str] = frozenset(),
     ) -> None:
         self.spec = spec
-        self.immediate = fallback == "immediate"
+        self.launch_post = LAUNCH_POST in readings
+        self.idle_copies_missing = IDLE_COPIES_MISSING in readings
+        self.idle_release_waits = IDLE_RELEASE_AFTER_COOLDOWN in readings
         self.types = spec.types
         self.priority = {p.instance_type: p.priority for p in spec.pools}
         self.start_up = dict(start_up)
@@ -111,6 +127,12 @@ class Fleet:
         self.requests: list[_Request] = []
         self._seq = 0
         self._minute = 0
+        self._desired = 0
+        # The capacity (instances, or copies) at the last minute the endpoint was InService: what a
+        # failed operation rolls back to; and that minute's last endpoint operation, for the
+        # managed scale-in cooldown.
+        self._stable = 0
+        self._last_operation = 0
         self.variant_dims = {"EndpointName": spec.endpoint_name, "VariantName": spec.variant_name}
         self.component_dims = {"InferenceComponentName": self.component.name} if self.component else {}
 
@@ -127,8 +149,10 @@ class Fleet:
     def start(self, initial_units: int) -> None:
         """The fleet at minute 0: ``initial_units`` serving, each on the first pool with capacity."""
         instances = initial_units if self.component is None else self.spec.initial_instance_count
+        self._desired = initial_units
         for _ in range(instances):
             self._initial_instance()
+        self._stable = len(self.instances)
         if self.component is None:
             return
         for _ in range(initial_units):
@@ -139,36 +163,50 @@ class Fleet:
             if host is None:
                 break
             self.copies.append(Unit(host.instance_type, host.priority, 0, self._next_seq(), host))
+        self._stable = len(self.copies)
 
     def _initial_instance(self) -> None:
         for instance_type in self.types:
             if self.has_capacity(instance_type, 0):
                 self.instances.append(Unit(instance_type, self.priority[instance_type], 0, self._next_seq()))
                 return
-        request = _Request(0, 0, self._next_seq())
-        self.requests.append(request)
+        self.requests.append(self._request(0))
 
-    def _provision(self, minute: int, requests: Sequence[_Request]) -> None:
+    def _request(self, minute: int) -> _Request:
+        return _Request(0, minute, self._next_seq(), minute)
+
+    def _provision(self, minute: int, requests: Sequence[_Request]) -> bool:
+        """Launch what a pool has capacity for; True when a request ran out of provisioning time."""
+        timed_out = False
         for request in list(requests):
-            while True:
-                instance_type = self.types[request.index]
-                if self.has_capacity(instance_type, minute):
-                    self.requests.remove(request)
-                    ready = minute + self.start_up.get(instance_type, 10)
-                    self.instances.append(Unit(instance_type, self.priority[instance_type], ready, request.seq))
-                    break
-                if self.immediate:
-                    # The next pool at once; after a pass over every pool, wait for the next minute.
-                    request.index = (request.index + 1) % len(self.types)
-                    request.since = minute
-                    if request.index == 0:
-                        break
-                    continue
-                if minute - request.since >= self.timeout and len(self.types) > 1:
-                    request.index = (request.index + 1) % len(self.types)
-                    request.since = minute
-                    continue
-                break
+            index = self._pool_for(request, minute)
+            if index is not None:
+                instance_type = self.types[index]
+                self.requests.remove(request)
+                ready = minute + self.start_up.get(instance_type, 10)
+                self.instances.append(Unit(instance_type, self.priority[instance_type], ready, request.seq))
+            elif self._out_of_time(request, minute):
+                timed_out = True
+        return timed_out
+
+    def _pool_for(self, request: _Request, minute: int) -> int | None:
+        """The pool that launches ``request``'s instance this minute, if any."""
+        if not self.launch_post:
+            # Developer guide: on an insufficient-capacity error, the next pool in priority order.
+            return next((i for i, t in enumerate(self.types) if self.has_capacity(t, minute)), None)
+        # Launch post: one pool, retried until the timeout, then the next; none after the last.
+        while not self.has_capacity(self.types[request.index], minute):
+            if minute - request.since < self.timeout or request.index + 1 == len(self.types):
+                return None
+            request.index += 1
+            request.since = minute
+        return request.index
+
+    def _out_of_time(self, request: _Request, minute: int) -> bool:
+        if self.launch_post:
+            return request.index + 1 == len(self.types) and minute - request.since >= self.timeout
+        # "the total time SageMaker AI spends attempting to provision instances across all pools"
+        return minute - request.started >= self.timeout
 
     def _instance_total(self) -> int:
         return len(self.instances) + len(self.requests)
@@ -181,14 +219,19 @@ class Fleet:
     def _slots(self, instance_type: str) -> int:
         return self.component.copies_per_instance.get(instance_type, 1) if self.component else 1
 
-    def _host_with_room(self) -> Unit | None:
-        load: dict[int, int] = {}
+    def _hosted(self) -> dict[int, list[Unit]]:
+        """The copies on each instance, by the instance's ``seq``."""
+        hosted: dict[int, list[Unit]] = {}
         for copy in self.copies:
             if copy.host is not None:
-                load[copy.host.seq] = load.get(copy.host.seq, 0) + 1
+                hosted.setdefault(copy.host.seq, []).append(copy)
+        return hosted
+
+    def _host_with_room(self) -> Unit | None:
+        hosted = self._hosted()
         hosts = sorted(self.instances, key=lambda u: (u.priority, u.ready_at, u.seq))
         for host in hosts:
-            if load.get(host.seq, 0) < self._slots(host.instance_type):
+            if len(hosted.get(host.seq, ())) < self._slots(host.instance_type):
                 return host
         return None
 
@@ -207,9 +250,9 @@ class Fleet:
     def _apply_instances(self, minute: int, desired: int) -> None:
         total = self._instance_total()
         if desired > total:
-            new = [_Request(0, minute, self._next_seq()) for _ in range(desired - total)]
+            new = [self._request(minute) for _ in range(desired - total)]
             self.requests.extend(new)
-            self._provision(minute, new)
+            self._provision(minute, new)  # a timeout cannot pass in the minute a request starts
         elif desired < total:
             self._remove_instances(total - desired)
 
@@ -230,33 +273,94 @@ class Fleet:
         floor, ceiling = self.spec.managed_scaling or (0, 10**6)
         expected_slots = sum(self._slots(self.types[r.index]) for r in self.requests)
         while waiting > expected_slots and self._instance_total() < ceiling:
-            request = _Request(0, minute, self._next_seq())
-            self.requests.append(request)
+            self.requests.append(self._request(minute))
             expected_slots += self._slots(self.types[0])
         while self.requests and expected_slots - self._slots(self.types[self.requests[-1].index]) >= waiting:
             expected_slots -= self._slots(self.types[self.requests[-1].index])
             self.requests.pop()
-        hosting = {c.host.seq for c in self.copies if c.host is not None}
-        idle = [u for u in self.instances if u.seq not in hosting]
-        idle.sort(key=lambda u: (u.priority, u.seq), reverse=True)
-        for instance in idle:
-            if self._instance_total() <= floor or waiting > 0:
-                break
-            self.instances.remove(instance)
+        if waiting <= 0:
+            self._managed_scale_in(minute, floor)
+
+    def _managed_scale_in(self, minute: int, floor: int) -> None:
+        """Release instances, lowest priority first, as the variant's ``ScaleInPolicy`` says."""
+        policy = self.spec.managed_scale_in
+        cooled = minute - self._last_operation >= policy.cooldown_minutes
+        consolidate = policy.strategy == "CONSOLIDATION"
+        if (consolidate or self.idle_release_waits) and not cooled:
+            return
+        released = 0
+        while self._instance_total() > floor and not (consolidate and released >= policy.maximum_step_size):
+            hosted = self._hosted()
+            # Idle instances first, then (consolidation only) one whose copies fit elsewhere; lowest priority first.
+            for instance in sorted(self.instances, key=lambda u: (u.seq in hosted, -u.priority, -u.seq)):
+                moving = hosted.get(instance.seq, [])
+                if not moving or (consolidate and self._move_copies(moving, instance, hosted)):
+                    self.instances.remove(instance)
+                    released += 1
+                    break
+            else:
+                break  # nothing left to release
+        if released and consolidate:
+            self._last_operation = minute  # a consolidation is an endpoint operation: the cooldown restarts
+
+    def _move_copies(self, moving: Sequence[Unit], leaving: Unit, hosted: Mapping[int, Sequence[Unit]]) -> bool:
+        """Re-host ``moving`` on other serving instances with room, if all fit (the move is assumed seamless)."""
+        room: list[Unit] = []
+        for host in sorted(self.instances, key=lambda u: (u.priority, u.seq)):
+            if host is leaving or host.ready_at > self._minute:
+                continue
+            room += [host] * (self._slots(host.instance_type) - len(hosted.get(host.seq, ())))
+        if len(room) < len(moving):
+            return False
+        for copy, host in zip(moving, room):
+            copy.host, copy.instance_type, copy.priority = host, host.instance_type, host.priority
+        return True
 
     # --- one minute -------------------------------------------------------------------------
 
     def step(self, minute: int, desired: int, concurrency: float, store: MetricStore) -> Snapshot:
         """Advance to ``minute`` with ``desired`` capacity and ``concurrency`` offered; publish the metrics."""
         self._minute = minute
-        self._provision(minute, self.requests)
-        if self.component is None:
-            self._apply_instances(minute, desired)
+        rolled_back_to = None
+        if self._provision(minute, self.requests):
+            rolled_back_to = self._roll_back(minute)
         else:
-            self._apply_copies(minute, desired)
-            self._provision(minute, self.requests)
-            self._apply_copies(minute, desired)
-        return self._serve(minute, concurrency, store)
+            if desired != self._desired:
+                self._last_operation = minute
+            self._desired = desired
+            if self.component is None:
+                self._apply_instances(minute, desired)
+            else:
+                self._apply_copies(minute, desired)
+                self._provision(minute, self.requests)
+                self._apply_copies(minute, desired)
+        snapshot = self._serve(minute, concurrency, store)
+        if rolled_back_to is not None:
+            snapshot.status, snapshot.rolled_back_to = ROLLING_BACK, rolled_back_to
+        elif self._updating(minute):
+            snapshot.status = UPDATING
+            self._last_operation = minute
+        else:
+            self._stable = len(self.copies) if self.component else len(self.instances)
+        return snapshot
+
+    def _roll_back(self, minute: int) -> int:
+        """The operation failed: back to the capacity of the last minute in service ("rolling back to its previous configuration")."""
+        self.requests.clear()
+        self._desired = self._stable
+        if self.component is None:
+            self._remove_instances(len(self.instances) - self._stable)
+        else:
+            self._apply_copies(minute, self._stable)
+            self.requests.clear()
+        self._last_operation = minute
+        return self._stable
+
+    def _updating(self, minute: int) -> bool:
+        """Capacity asked for and not serving yet: instances provisioned or starting, copies loading."""
+        if self.requests or any(u.ready_at > minute for u in self.instances):
+            return True
+        return any(c.ready_at > minute for c in self.copies)
 
     def serving_units(self, minute: int) -> dict[str, int]:
         """Serving instances (copies for a component) by type."""
@@ -333,14 +437,18 @@ class Fleet:
                 continue
             load = per_unit.get(t, 0.0)
             typed = {**base, "InstanceType": t}
-            emit(_INVOCATIONS, metric, typed, load, n)
-            emit(_INVOCATIONS, metric, base, load, n)
+            # Whether a copy without requests publishes zeros is undocumented: a named reading.
+            idle_silent = self.component is not None and self.idle_copies_missing and not load
+            if not idle_silent:
+                emit(_INVOCATIONS, metric, typed, load, n)
+                emit(_INVOCATIONS, metric, base, load, n)
             served_share = min(load, weight[t]) if t in self.max_concurrency else load
             requests = self._requests_per_minute(served_share * n, t)
             total_requests += requests
             emit(_INVOCATIONS, "Invocations", typed, requests)
             per = "InvocationsPerCopy" if self.component else "InvocationsPerInstance"
-            emit(_INVOCATIONS, per, typed, requests / n)
+            if not idle_silent:
+                emit(_INVOCATIONS, per, typed, requests / n)
             if self.component:
                 emit(_COMPONENTS, "CPUUtilizationNormalized", typed, min(100.0, 100.0 * load / weight[t]), n)
                 emit(_COMPONENTS, "CPUUtilizationNormalized", base, min(100.0, 100.0 * load / weight[t]), n)
@@ -348,7 +456,8 @@ class Fleet:
         if serving:
             emit(_INVOCATIONS, "Invocations", base, total_requests)
             per = "InvocationsPerCopy" if self.component else "InvocationsPerInstance"
-            emit(_INVOCATIONS, per, base, total_requests / serving)
+            if not (self.component is not None and self.idle_copies_missing and not total_requests):
+                emit(_INVOCATIONS, per, base, total_requests / serving)
         if self.component and serving == 0 and snap.concurrency > 0:
             failures = max(1.0, self._requests_per_minute(snap.concurrency, self.types[0]))
             emit(_INVOCATIONS, "NoCapacityInvocationFailures", component, failures)
@@ -359,6 +468,7 @@ class Fleet:
             backlog = snap.concurrency
             snap.backlog = backlog
             emit(_INVOCATIONS, "ApproximateBacklogSize", endpoint, backlog)
-            if all_instances:
-                emit(_INVOCATIONS, "ApproximateBacklogSizePerInstance", endpoint, backlog / all_instances)
+            # At zero instances the backlog counts whole: "your endpoint only initiates scaling up
+            # from zero after the number of backlog requests exceeds the target tracking value".
+            emit(_INVOCATIONS, "ApproximateBacklogSizePerInstance", endpoint, backlog / max(1, all_instances))
             emit(_INVOCATIONS, "HasBacklogWithoutCapacity", endpoint, 1.0 if backlog > 0 and not all_instances else 0.0)

@@ -11,6 +11,7 @@ from typing import Any
 from ..durations import format_minutes
 from ..table import fmt_number, render_table
 from .engine import Result
+from .fleet import ROLLING_BACK, UPDATING
 
 __all__ = ["SCHEMA", "summarize", "to_json", "render_text"]
 
@@ -28,11 +29,12 @@ def _wake_ups(result: Result) -> list[dict[str, Any]]:
         if current is None and serving == 0 and previous_desired == 0 and row.desired_capacity > 0:
             current = {"start_minute": row.minute, "first_serving_minute": None, "units_requested": row.desired_capacity}
         elif current is not None:
-            current["units_requested"] = max(current["units_requested"], row.desired_capacity)
-            if serving > 0:
+            if serving > 0:  # what is decided at the end of this minute is decided with a unit serving
                 current["first_serving_minute"] = row.minute
                 wakes.append(current)
                 current = None
+            else:
+                current["units_requested"] = max(current["units_requested"], row.desired_capacity)
         previous_desired = row.desired_capacity
     if current is not None:
         wakes.append(current)
@@ -59,6 +61,8 @@ def summarize(result: Result, prices: Mapping[str, float] | None = None) -> dict
         "peak_queued": max((r.queued for r in rows), default=0.0),
         "peak_desired_capacity": max((r.desired_capacity for r in rows), default=0),
         "scaling_activities": len(result.activities),
+        "minutes_updating": sum(1 for r in rows if r.status == UPDATING),
+        "rollbacks": sum(1 for r in rows if r.status == ROLLING_BACK),
         "instance_hours": {t: round(h, 3) for t, h in hours.items()},
         "cost_usd": None,
         "wake_ups": _wake_ups(result),
@@ -75,6 +79,7 @@ def to_json(result: Result, prices: Mapping[str, float] | None = None) -> dict[s
     spec = result.spec
     return {
         "schema": SCHEMA,
+        "readings": sorted(result.scenario.readings),
         "endpoint": {
             "logical_id": spec.endpoint_id,
             "name": spec.endpoint_name,
@@ -94,6 +99,7 @@ def to_json(result: Result, prices: Mapping[str, float] | None = None) -> dict[s
         "timeline": [
             {
                 "minute": r.minute,
+                "status": r.status,
                 "instances": r.instances,
                 "pending": r.pending,
                 "copies": r.copies,
@@ -122,20 +128,21 @@ def render_text(result: Result, prices: Mapping[str, float] | None = None, *, ev
     headers = ["minute"]
     for t in spec.types:
         headers.append(f"{_short(t)} (+pending)")
-    headers += ["desired", "signal", "concurrency", "served", "queued", "alarms in ALARM"]
+    headers += ["status", "desired", "signal", "concurrency", "served", "queued", "alarms in ALARM"]
     rows = []
     previous: tuple[Any, ...] | None = None
     for r in result.rows:
-        state = (tuple(r.instances.values()), tuple(r.pending.values()), r.desired_capacity, tuple(r.alarms))
+        state = (tuple(r.instances.values()), tuple(r.pending.values()), r.status, r.desired_capacity, tuple(r.alarms))
         if state == previous and r.minute % every and r.minute != len(result.rows) - 1:
             continue
         previous = state
         cells: list[object] = [format_minutes(r.minute)]
         for t in spec.types:
             cells.append(f"{r.instances[t]}" + (f" (+{r.pending[t]})" if r.pending[t] else ""))
-        cells += [r.desired_capacity, None if r.signal is None else round(r.signal, 3), round(r.concurrency, 1), round(r.served, 1), round(r.queued, 1), ", ".join(r.alarms) or "-"]
+        cells += [r.status, r.desired_capacity, None if r.signal is None else round(r.signal, 3), round(r.concurrency, 1), round(r.served, 1), round(r.queued, 1), ", ".join(r.alarms) or "-"]
         rows.append(cells)
-    lines = [f"{spec.endpoint_id} ({spec.endpoint_name}): {len(result.rows)} minutes, desired capacity in {result.unit}", ""]
+    readings = ", ".join(sorted(result.scenario.readings)) or "none (the AWS reference's)"
+    lines = [f"{spec.endpoint_id} ({spec.endpoint_name}): {len(result.rows)} minutes, desired capacity in {result.unit}, readings: {readings}", ""]
     lines.append(render_table(headers, rows))
     s = summarize(result, prices)
     lines += ["", "summary"]
@@ -143,6 +150,7 @@ def render_text(result: Result, prices: Mapping[str, float] | None = None, *, ev
     lines.append(f"  minutes above target{target}: {s['minutes_above_target']}")
     lines.append(f"  minutes at max capacity ({spec.scaling.max_capacity}): {s['minutes_at_max']}")
     lines.append(f"  minutes on fallback pools: {s['minutes_on_fallback']}")
+    lines.append(f"  minutes updating: {s['minutes_updating']}; rollbacks (provisioning timeout passed): {s['rollbacks']}")
     lines.append(f"  peak queued requests: {fmt_number(s['peak_queued'])} ({s['minutes_with_queue']} minutes with a queue)")
     hours = ", ".join(f"{_short(t)} {h:.1f}" for t, h in s["instance_hours"].items())
     lines.append(f"  instance-hours: {hours}")

@@ -30,15 +30,17 @@ __all__ = [
     "TargetTrackingSpec",
     "ScalingSpec",
     "ComponentSpec",
+    "ManagedScaleIn",
     "FleetSpec",
     "load_template",
     "read_fleet",
     "SAGEMAKER_DEFAULT_COOLDOWN_S",
 ]
 
-#: Application Auto Scaling's default cooldown for SageMaker endpoint variants (API reference,
-#: TargetTrackingScalingPolicyConfiguration / StepScalingPolicyConfiguration): 300 s; other
-#: scalable targets (inference components among them) default to 0.
+#: Application Auto Scaling's default cooldown for every SageMaker AI scalable target (user guide,
+#: "Define cooldown periods": "a default value of 300 for ... SageMaker AI endpoint variants,
+#: SageMaker AI inference components, SageMaker AI Serverless provisioned concurrency"), for
+#: target-tracking and step policies alike.
 SAGEMAKER_DEFAULT_COOLDOWN_S = 300
 
 _ENDPOINT = "AWS::SageMaker::Endpoint"
@@ -129,6 +131,27 @@ class ComponentSpec:
 
 
 @dataclass(frozen=True)
+class ManagedScaleIn:
+    """Managed instance scaling's ``ScaleInPolicy`` (API reference defaults when the template leaves it out).
+
+    Attributes:
+        strategy: ``IDLE_RELEASE`` ("Releases instances that have no hosted inference component
+            copies") or ``CONSOLIDATION`` ("Consolidates inference component copies onto fewer instances").
+        cooldown_minutes: ``CooldownInMinutes``, "after the last endpoint operation before the
+            endpoint evaluates consolidation scale-in opportunities" (default 20).
+        maximum_step_size: ``MaximumStepSize``, instances terminated at a time by a consolidation (default 1).
+    """
+
+    strategy: str = "IDLE_RELEASE"
+    cooldown_minutes: int = 20
+    maximum_step_size: int = 1
+
+
+#: ``ScaleInPolicy.Strategy`` values (API reference, ``ManagedInstanceScalingScaleInStrategy``).
+SCALE_IN_STRATEGIES = ("IDLE_RELEASE", "CONSOLIDATION")
+
+
+@dataclass(frozen=True)
 class FleetSpec:
     """Everything the simulation needs about one endpoint."""
 
@@ -144,6 +167,7 @@ class FleetSpec:
     scaling: ScalingSpec
     alarms: tuple[AlarmSpec, ...]
     max_concurrency: Mapping[str, float] = field(default_factory=dict)
+    managed_scale_in: ManagedScaleIn = field(default_factory=ManagedScaleIn)
 
     @property
     def types(self) -> tuple[str, ...]:
@@ -282,8 +306,10 @@ def read_fleet(template: Mapping[str, Any], endpoint: str | None = None) -> Flee
     endpoint_name = resolve.name_of(endpoint)
     managed = variant.get("ManagedInstanceScaling")
     managed_scaling = None
+    managed_scale_in = ManagedScaleIn()
     if isinstance(managed, dict) and managed.get("Status", "ENABLED") == "ENABLED":
         managed_scaling = (_int(managed.get("MinInstanceCount", 0), "MinInstanceCount"), _int(managed.get("MaxInstanceCount", 1), "MaxInstanceCount"))
+        managed_scale_in = _managed_scale_in(managed.get("ScaleInPolicy"), config_id)
     async_config = config.get("AsyncInferenceConfig")
     async_max = None
     if isinstance(async_config, dict):
@@ -310,6 +336,23 @@ def read_fleet(template: Mapping[str, Any], endpoint: str | None = None) -> Flee
         scaling=scaling,
         alarms=tuple(alarms.values()),
         max_concurrency=max_concurrency,
+        managed_scale_in=managed_scale_in,
+    )
+
+
+def _managed_scale_in(policy: Any, config_id: str) -> ManagedScaleIn:
+    if not isinstance(policy, dict):
+        return ManagedScaleIn()
+    strategy = str(policy.get("Strategy", ""))
+    if strategy not in SCALE_IN_STRATEGIES:
+        raise OpsError(
+            f"endpoint config {config_id}: ManagedInstanceScaling.ScaleInPolicy.Strategy {strategy!r} is not one of {', '.join(SCALE_IN_STRATEGIES)}",
+            EXIT_USAGE,
+        )
+    return ManagedScaleIn(
+        strategy=strategy,
+        cooldown_minutes=_int(policy.get("CooldownInMinutes", 20), "ScaleInPolicy.CooldownInMinutes"),
+        maximum_step_size=_int(policy.get("MaximumStepSize", 1), "ScaleInPolicy.MaximumStepSize"),
     )
 
 
@@ -469,7 +512,7 @@ def _scaling(
     target_id, target = next(iter(targets.items()))
     props = target.get("Properties", {})
     dimension = str(props.get("ScalableDimension", ""))
-    default_cooldown = SAGEMAKER_DEFAULT_COOLDOWN_S if dimension == "sagemaker:variant:DesiredInstanceCount" else 0
+    default_cooldown = SAGEMAKER_DEFAULT_COOLDOWN_S if dimension.startswith("sagemaker:") else 0
     tracking: list[TargetTrackingSpec] = []
     steps: list[StepPolicySpec] = []
     for logical_id, resource in _of_type(template, _POLICY).items():
