@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from sagemaker_pools.ops.simulate import Scenario, read_fleet, simulate, summarize
+from sagemaker_pools.ops.simulate.report import render_text
 from sagemaker_pools.ops.simulate.autoscaling import ROLLBACK
 from sagemaker_pools.ops.simulate.readings import IDLE_COPIES_MISSING, IDLE_RELEASE_AFTER_COOLDOWN, LAUNCH_POST
 
@@ -303,3 +304,30 @@ def test_bad_readings_and_scale_in_strategies_are_refused_by_name(example_templa
     with pytest.raises(OpsError) as error:
         read_fleet(_with_scale_in_policy(example_templates["InferenceComponentPools"], {"Strategy": "EAGER"}))
     assert "ScaleInPolicy.Strategy 'EAGER'" in str(error.value) and "IDLE_RELEASE, CONSOLIDATION" in str(error.value)
+
+
+# --- only documented metrics are published ---------------------------------------------------------
+
+
+def test_the_launch_posts_instance_count_is_published_only_under_its_reading(example_templates: dict[str, Any]) -> None:
+    """A template that reads InstanceCount watches nothing under the AWS reference, and the report says so."""
+    template = copy.deepcopy(example_templates["RealtimePooledLlm"])
+    fallback = next(k for k in template["Resources"] if k.startswith("AlarmsFallbackInUse"))
+    for query in template["Resources"][fallback]["Properties"]["Metrics"]:
+        stat = query.get("MetricStat")
+        if stat:
+            stat["Metric"].update(Namespace="AWS/SageMaker", MetricName="InstanceCount")
+            stat["Stat"] = "Maximum"
+            stat.pop("Unit", None)
+    fleet = read_fleet(template)
+    load = [40.0] * 240
+    outage = {"ml.g6e.48xlarge": [(0, 240)]}
+    default = simulate(fleet, Scenario(load=load, outages=outage))
+    assert default.unpublished[fallback] == ["AWS/SageMaker InstanceCount"]
+    assert all(fallback not in r.alarms for r in default.rows)  # fallback instances ran, and it never knew
+    assert "read nothing: AWS/SageMaker InstanceCount" in render_text(default)
+    launch_post = simulate(fleet, Scenario(load=load, outages=outage, readings=frozenset({"instance-count-metric"})))
+    assert fallback not in launch_post.unpublished
+    assert any(fallback in r.alarms for r in launch_post.rows)
+    # The library's own alarm reads a documented metric: it fires by default.
+    assert any(fallback in r.alarms for r in simulate(read_fleet(example_templates["RealtimePooledLlm"]), Scenario(load=load, outages=outage)).rows)

@@ -105,6 +105,8 @@ class MetricStore:
     def __init__(self, read: frozenset[tuple[str, str]] | None = None) -> None:
         self._data: dict[MetricKey, dict[int, Stats]] = {}
         self._read = read
+        #: ``(namespace, metric name)`` of every metric that received a sample.
+        self.published: set[tuple[str, str]] = set()
 
     def reads(self, namespace: str, name: str) -> bool:
         """True when some query reads this metric (so it is worth publishing)."""
@@ -118,6 +120,8 @@ class MetricStore:
         series = self._data.get(key)
         if series is None:
             series = self._data[key] = {}
+        if not series:  # its first sample (a reader may have made the series already)
+            self.published.add((namespace, name))
         previous = series.get(minute)
         series[minute] = stats if previous is None else previous.merge(stats)
 

@@ -73,6 +73,9 @@ class Result:
     rows: list[Row]
     activities: list[Activity]
     target: float | None
+    #: ``{alarm or policy logical id: metrics it reads that the simulated endpoint never published}``
+    #: (an undocumented metric, a wrong namespace, or one the simulation does not model).
+    unpublished: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def unit(self) -> str:
@@ -148,7 +151,21 @@ def simulate(spec: FleetSpec, scenario: Scenario) -> Result:
                 status=snap.status,
             )
         )
-    return Result(spec, scenario, rows, scaler.activities, scaler.signal_target)
+    readers = [(a.logical_id, a.queries) for a in spec.alarms] + [(p.logical_id, p.queries) for p in spec.scaling.target_tracking]
+    unpublished = {}
+    for logical_id, reader_queries in readers:
+        missing = sorted(
+            {
+                f"{q['MetricStat']['Metric'].get('Namespace', '')} {q['MetricStat']['Metric'].get('MetricName', '')}"
+                for q in reader_queries
+                if "MetricStat" in q
+                and (str(q["MetricStat"]["Metric"].get("Namespace", "")), str(q["MetricStat"]["Metric"].get("MetricName", "")))
+                not in store.published
+            }
+        )
+        if missing:
+            unpublished[logical_id] = missing
+    return Result(spec, scenario, rows, scaler.activities, scaler.signal_target, unpublished)
 
 
 def _concurrency(fleet: Fleet, minute: int, rate: float, scenario: Scenario) -> float:

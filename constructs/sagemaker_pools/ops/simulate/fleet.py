@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .cloudwatch import MetricStore, Stats
-from .readings import IDLE_COPIES_MISSING, IDLE_RELEASE_AFTER_COOLDOWN, LAUNCH_POST
+from .readings import IDLE_COPIES_MISSING, IDLE_RELEASE_AFTER_COOLDOWN, INSTANCE_COUNT_METRIC, LAUNCH_POST
 from .template import FleetSpec
 
 __all__ = ["Fleet", "Snapshot", "Unit", "IN_SERVICE", "UPDATING", "ROLLING_BACK"]
@@ -113,6 +113,7 @@ class Fleet:
         self.launch_post = LAUNCH_POST in readings
         self.idle_copies_missing = IDLE_COPIES_MISSING in readings
         self.idle_release_waits = IDLE_RELEASE_AFTER_COOLDOWN in readings
+        self.publishes_instance_count = INSTANCE_COUNT_METRIC in readings
         self.types = spec.types
         self.priority = {p.instance_type: p.priority for p in spec.pools}
         self.start_up = dict(start_up)
@@ -413,21 +414,22 @@ class Fleet:
         variant = self.variant_dims
         component = self.component_dims
         all_instances = sum(snap.in_service.values())
-        # Instance counts per type, two ways: InstanceCount, and one CPUUtilization sample per instance.
+        # One CPUUtilization (GPU, memory) sample per instance and type: documented metrics with the
+        # documented InstanceType dimension. InstanceCount only under its reading: only the launch post names it.
+        count_metric = self.publishes_instance_count
         for t, n in snap.in_service.items():
             if not n:
                 continue
             typed = {**variant, "InstanceType": t}
             load = per_unit.get(t, 0.0) if not self.component else 0.0
             utilization = min(100.0, 100.0 * load / weight[t]) if weight[t] else 0.0
-            for namespace in (_INVOCATIONS, _ENDPOINTS):
-                emit(namespace, "InstanceCount", typed, float(n))
+            if count_metric:
+                emit(_INVOCATIONS, "InstanceCount", typed, float(n))
             for name in ("CPUUtilization", "GPUUtilization", "MemoryUtilization"):
                 emit(_ENDPOINTS, name, typed, utilization, n)
                 emit(_ENDPOINTS, name, variant, utilization, n)
-        if all_instances:
-            for namespace in (_INVOCATIONS, _ENDPOINTS):
-                emit(namespace, "InstanceCount", variant, float(all_instances))
+        if all_instances and count_metric:
+            emit(_INVOCATIONS, "InstanceCount", variant, float(all_instances))
         # Load: concurrency per serving container, invocations.
         metric = "ConcurrentRequestsPerCopy" if self.component else "ConcurrentRequestsPerModel"
         base = component if self.component else variant

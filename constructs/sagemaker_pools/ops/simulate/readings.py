@@ -18,6 +18,7 @@ __all__ = [
     "COOLDOWN_FROM_REQUEST",
     "IDLE_COPIES_MISSING",
     "IDLE_RELEASE_AFTER_COOLDOWN",
+    "INSTANCE_COUNT_METRIC",
     "check_readings",
 ]
 
@@ -26,6 +27,7 @@ UPDATES_OVERLAP = "updates-overlap"
 COOLDOWN_FROM_REQUEST = "cooldown-from-request"
 IDLE_COPIES_MISSING = "idle-copies-missing"
 IDLE_RELEASE_AFTER_COOLDOWN = "idle-release-after-cooldown"
+INSTANCE_COUNT_METRIC = "instance-count-metric"
 
 #: Every reading, and the rule it puts in place of the default's.
 READINGS: Mapping[str, str] = {
@@ -39,6 +41,8 @@ READINGS: Mapping[str, str] = {
     "default: they publish zeros (undocumented either way)",
     IDLE_RELEASE_AFTER_COOLDOWN: "managed instance scaling releases an instance without copies only after the scale-in "
     "policy's CooldownInMinutes; default: at once (the API reference gives the cooldown to consolidation only)",
+    INSTANCE_COUNT_METRIC: "SageMaker publishes the launch post's InstanceCount (AWS/SageMaker, per variant and per "
+    "InstanceType); default: not published (no AWS reference documents it: whatever reads it reads nothing)",
 }
 
 

@@ -66,6 +66,8 @@ def summarize(result: Result, prices: Mapping[str, float] | None = None) -> dict
         "instance_hours": {t: round(h, 3) for t, h in hours.items()},
         "cost_usd": None,
         "wake_ups": _wake_ups(result),
+        # What reads metrics the simulated endpoint never published: it watched nothing in this run.
+        "reads_unpublished": {k: list(v) for k, v in sorted(result.unpublished.items())},
     }
     summary["max_wake_up_overshoot"] = max((w["overshoot"] for w in summary["wake_ups"]), default=None)
     if prices:
@@ -164,4 +166,6 @@ def render_text(result: Result, prices: Mapping[str, float] | None = None, *, ev
             f"{'at ' + format_minutes(served) if served is not None else 'never'}, {wake['units_requested']} {result.unit} requested "
             f"(overshoot {wake['overshoot']})"
         )
+    for logical_id, metrics in s["reads_unpublished"].items():
+        lines.append(f"  {logical_id} read nothing: {', '.join(metrics)} never published in this run")
     return "\n".join(lines)
