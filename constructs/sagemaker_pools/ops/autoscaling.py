@@ -19,8 +19,10 @@ so when PutScalingPolicy returns a different ARN the alarm's actions are pointed
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
+
+from .aws import pages
 
 __all__ = ["NAMESPACE", "DIMENSION", "ScalingRecord", "record_scaling", "deregister", "restore", "restore_requests"]
 
@@ -66,15 +68,6 @@ class ScalingRecord:
         return text
 
 
-def _pages(call: Callable[..., Mapping[str, Any]], key: str, **kwargs: Any) -> Iterator[Mapping[str, Any]]:
-    while True:
-        page = call(**kwargs)
-        yield from page.get(key, [])
-        if not page.get("NextToken"):
-            return
-        kwargs["NextToken"] = page["NextToken"]
-
-
 def record_scaling(aas: Any, cloudwatch: Callable[[], Any], endpoint_name: str, variant_name: str) -> ScalingRecord | None:
     """The variant's autoscaling, or None when it is not a scalable target.
 
@@ -82,15 +75,15 @@ def record_scaling(aas: Any, cloudwatch: Callable[[], Any], endpoint_name: str, 
     """
     resource_id = f"endpoint/{endpoint_name}/variant/{variant_name}"
     where = {"ServiceNamespace": NAMESPACE, "ScalableDimension": DIMENSION}
-    targets = list(_pages(aas.describe_scalable_targets, "ScalableTargets", ResourceIds=[resource_id], **where))
+    targets = list(pages(aas.describe_scalable_targets, "ScalableTargets", ResourceIds=[resource_id], **where))
     if not targets:
         return None
     target = targets[0]
     tags: Mapping[str, str] = {}
     if target.get("ScalableTargetARN"):
         tags = aas.list_tags_for_resource(ResourceARN=target["ScalableTargetARN"]).get("Tags", {})
-    policies = tuple(_pages(aas.describe_scaling_policies, "ScalingPolicies", ResourceId=resource_id, **where))
-    actions = tuple(_pages(aas.describe_scheduled_actions, "ScheduledActions", ResourceId=resource_id, **where))
+    policies = tuple(pages(aas.describe_scaling_policies, "ScalingPolicies", ResourceId=resource_id, **where))
+    actions = tuple(pages(aas.describe_scheduled_actions, "ScheduledActions", ResourceId=resource_id, **where))
     alarm_names = sorted(
         {a["AlarmName"] for p in policies if p["PolicyType"] == "StepScaling" for a in p.get("Alarms", [])}
     )
@@ -98,7 +91,7 @@ def record_scaling(aas: Any, cloudwatch: Callable[[], Any], endpoint_name: str, 
     if alarm_names:
         cw = cloudwatch()
         for start in range(0, len(alarm_names), 100):  # DescribeAlarms takes at most 100 names
-            for alarm in _pages(cw.describe_alarms, "MetricAlarms", AlarmNames=alarm_names[start : start + 100]):
+            for alarm in pages(cw.describe_alarms, "MetricAlarms", AlarmNames=alarm_names[start : start + 100]):
                 alarms[alarm["AlarmName"]] = alarm
     return ScalingRecord(target=target, tags=tags, policies=policies, scheduled_actions=actions, alarms=alarms)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import boto3
@@ -16,7 +17,7 @@ from botocore.config import Config
 if TYPE_CHECKING:
     from botocore.credentials import ReadOnlyCredentials
 
-__all__ = ["AwsOptions", "Clients", "DEFAULT_MAX_ATTEMPTS", "USER_AGENT"]
+__all__ = ["AwsOptions", "Clients", "DEFAULT_MAX_ATTEMPTS", "USER_AGENT", "pages"]
 
 #: botocore's standard-mode default: the first attempt and two retries.
 DEFAULT_MAX_ATTEMPTS = 3
@@ -105,3 +106,13 @@ class Clients:
         if credentials is None:
             raise NoCredentialsError()
         return credentials.get_frozen_credentials()
+
+
+def pages(call: Callable[..., Mapping[str, Any]], key: str, **kwargs: Any) -> Iterator[Mapping[str, Any]]:
+    """Every item under ``key`` of every page of ``call(**kwargs)``, following ``NextToken``."""
+    while True:
+        page = call(**kwargs)
+        yield from page.get(key, [])
+        if not page.get("NextToken"):
+            return
+        kwargs["NextToken"] = page["NextToken"]
