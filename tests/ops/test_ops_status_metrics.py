@@ -1,0 +1,415 @@
+"""``sagemaker-pools status ENDPOINT --check-metrics``: do the metrics the endpoint's alarms, scaling
+policies and dashboards read exist? Against Stubber-checked DescribeAlarms, DescribeScalingPolicies,
+GetDashboard and ListMetrics responses (CloudWatch and Application Auto Scaling service models)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import ops_samples as s
+import pytest
+from botocore.stub import Stubber
+
+from sagemaker_pools.ops.metric_reads import MetricId, dashboard_metrics
+
+ENDPOINT = "llm-prod"
+VARIANT_ID = f"endpoint/{ENDPOINT}/variant/AllTraffic"
+VARIANT_WHERE = {"ServiceNamespace": "sagemaker", "ResourceId": VARIANT_ID, "ScalableDimension": "sagemaker:variant:DesiredInstanceCount"}
+#: Three pools: the fallback ml.p4d.24xlarge has never run an instance.
+LIVE = s.endpoint(ENDPOINT, "llm-prod-config-2", [s.live_variant({"ml.g6e.48xlarge": 2, "ml.g6.48xlarge": 1, "ml.p4d.24xlarge": 0})])
+
+
+def _dims(**dims: str) -> list[dict[str, str]]:
+    return [{"Name": k, "Value": v} for k, v in dims.items()]
+
+
+def _variant_dims(**more: str) -> list[dict[str, str]]:
+    return _dims(EndpointName=ENDPOINT, VariantName="AllTraffic", **more)
+
+
+def _metric(name: str, dimensions: list[dict[str, str]]) -> dict[str, Any]:
+    return {"Namespace": "AWS/SageMaker", "MetricName": name, "Dimensions": dimensions}
+
+
+def _alarm(name: str, **fields: Any) -> dict[str, Any]:
+    """A DescribeAlarms MetricAlarm that treats missing data as not breaching (silent when nothing is published)."""
+    return {
+        "AlarmName": name,
+        "AlarmArn": f"arn:aws:cloudwatch:us-east-1:123456789012:alarm:{name}",
+        "EvaluationPeriods": 3,
+        "Threshold": 0.0,
+        "ComparisonOperator": "GreaterThanThreshold",
+        "TreatMissingData": "notBreaching",
+        "StateValue": "OK",
+        **fields,
+    }
+
+
+def _single(name: str, metric: str, dimensions: list[dict[str, str]]) -> dict[str, Any]:
+    return _alarm(name, Namespace="AWS/SageMaker", MetricName=metric, Dimensions=dimensions, Statistic="Sum", Period=60)
+
+
+def _stat(ident: str, metric: str, dimensions: list[dict[str, str]], stat: str = "Maximum") -> dict[str, Any]:
+    return {"Id": ident, "MetricStat": {"Metric": _metric(metric, dimensions), "Period": 60, "Stat": stat}, "ReturnData": False}
+
+
+ERRORS_5XX = _single("llm-prod-5xx", "Invocation5XXErrors", _variant_dims())
+OTHER_ENDPOINT = _single("other-endpoint-5xx", "Invocation5XXErrors", _dims(EndpointName="other", VariantName="AllTraffic"))
+#: A metric-math alarm on the launch post's per-type InstanceCount (no AWS reference documents it).
+FALLBACK_IN_USE = _alarm(
+    "llm-prod-fallback-in-use",
+    Metrics=[
+        _stat("g6", "InstanceCount", _variant_dims(InstanceType="ml.g6.48xlarge")),
+        _stat("p4d", "InstanceCount", _variant_dims(InstanceType="ml.p4d.24xlarge")),
+        {"Id": "fallback", "Expression": "g6 + p4d", "ReturnData": True},
+    ],
+)
+TRACKING_ALARM = _alarm(
+    f"TargetTracking-{VARIANT_ID}-AlarmHigh-1a2b",
+    Metrics=[
+        _stat("c1", "ConcurrentRequestsPerModel", _variant_dims(InstanceType="ml.g6e.48xlarge")),
+        {"Id": "utilization", "Expression": "c1 / 32", "ReturnData": True},
+    ],
+)
+
+
+def _policy(name: str, config: dict[str, Any], alarms: Sequence[str] = ()) -> dict[str, Any]:
+    return {
+        **VARIANT_WHERE,
+        "PolicyARN": f"arn:aws:autoscaling:us-east-1:123456789012:scalingPolicy:7c1a:resource/sagemaker/{VARIANT_ID}:policyName/{name}",
+        "PolicyName": name,
+        "PolicyType": "TargetTrackingScaling",
+        "TargetTrackingScalingPolicyConfiguration": config,
+        "Alarms": [{"AlarmName": a, "AlarmARN": f"arn:aws:cloudwatch:us-east-1:123456789012:alarm:{a}"} for a in alarms],
+        "CreationTime": s.T0,
+    }
+
+
+#: Target tracking on metric math (the ``Metrics`` form), as PooledEndpoint's weighted utilization writes it.
+WEIGHTED = _policy(
+    "weighted",
+    {
+        "TargetValue": 0.7,
+        "CustomizedMetricSpecification": {
+            "Metrics": [
+                {"Id": "c1", "MetricStat": {"Metric": _metric("ConcurrentRequestsPerModel", _variant_dims(InstanceType="ml.g6e.48xlarge")),
+                                            "Stat": "Maximum"}, "ReturnData": False},
+                {"Id": "utilization", "Expression": "c1 / 32", "ReturnData": True},
+            ]
+        },
+    },
+    [TRACKING_ALARM["AlarmName"]],
+)
+PREDEFINED = _policy(
+    "per-instance", {"TargetValue": 70.0, "PredefinedMetricSpecification": {"PredefinedMetricType": "SageMakerVariantInvocationsPerInstance"}}
+)
+
+
+def _describe(stub: Stubber) -> None:
+    stub.add_response("describe_endpoint", LIVE, {"EndpointName": ENDPOINT})
+    stub.add_response("describe_endpoint_config", s.THREE_POOLS_CONFIG, {"EndpointConfigName": "llm-prod-config-2"})
+
+
+def _policies(aas_stub: Stubber, *policies: dict[str, Any], where: dict[str, str] = VARIANT_WHERE) -> None:
+    aas_stub.add_response("describe_scaling_policies", {"ScalingPolicies": list(policies)}, where)
+
+
+def _alarms(cw_stub: Stubber, *pages: list[dict[str, Any]]) -> None:
+    """DescribeAlarms, one response per page (each but the last says there is a next one)."""
+    for i, alarms in enumerate(pages):
+        response: dict[str, Any] = {"MetricAlarms": alarms}
+        request: dict[str, Any] = {"AlarmTypes": ["MetricAlarm"]}
+        if i + 1 < len(pages):
+            response["NextToken"] = f"alarms-{i + 1}"
+        if i:
+            request["NextToken"] = f"alarms-{i}"
+        cw_stub.add_response("describe_alarms", response, request)
+
+
+def _listed(cw_stub: Stubber, name: str, dimensions: list[dict[str, str]], *pages: list[list[dict[str, str]]]) -> None:
+    """ListMetrics for one metric; each page lists metrics (by their dimensions) with that namespace and name."""
+    for i, found in enumerate(pages or ([],)):
+        # the request's dimensions in name order (the order does not matter to CloudWatch; the Stubber compares lists)
+        request: dict[str, Any] = {"Namespace": "AWS/SageMaker", "MetricName": name, "Dimensions": sorted(dimensions, key=lambda d: d["Name"])}
+        response: dict[str, Any] = {"Metrics": [_metric(name, d) for d in found]}
+        if i + 1 < len(pages):
+            response["NextToken"] = f"{name}-{i + 1}"
+        if i:
+            request["NextToken"] = f"{name}-{i}"
+        cw_stub.add_response("list_metrics", response, request)
+
+
+def _full_scenario(stub: Stubber, aas_stub: Stubber, cw_stub: Stubber) -> None:
+    """Alarms on two DescribeAlarms pages, a metric-math tracking policy and a predefined one; the
+    per-type InstanceCount is not published for ml.g6.48xlarge although that pool has an instance."""
+    _describe(stub)
+    _policies(aas_stub, WEIGHTED, PREDEFINED)
+    _alarms(cw_stub, [ERRORS_5XX, OTHER_ENDPOINT, TRACKING_ALARM], [FALLBACK_IN_USE])
+    # ListMetrics, once per distinct metric, in metric order
+    _listed(cw_stub, "ConcurrentRequestsPerModel", _variant_dims(InstanceType="ml.g6e.48xlarge"), [_variant_dims(InstanceType="ml.g6e.48xlarge")])
+    _listed(cw_stub, "InstanceCount", _variant_dims(InstanceType="ml.g6.48xlarge"))
+    _listed(cw_stub, "InstanceCount", _variant_dims(InstanceType="ml.p4d.24xlarge"))
+    _listed(cw_stub, "Invocation5XXErrors", _variant_dims(), [_variant_dims()])
+    # the dimension filter also matches the per-type metrics: the exact one is on the second page
+    _listed(
+        cw_stub,
+        "InvocationsPerInstance",
+        _variant_dims(),
+        [_variant_dims(InstanceType="ml.g6e.48xlarge"), _variant_dims(InstanceType="ml.g6.48xlarge")],
+        [_variant_dims()],
+    )
+
+
+def test_a_missing_metric_is_named_and_fails_an_empty_pool_does_not(
+    stub: Stubber, aas_stub: Stubber, cw_stub: Stubber, run_cli: Any
+) -> None:
+    _full_scenario(stub, aas_stub, cw_stub)
+    result = run_cli("status", ENDPOINT, "--check-metrics")
+    assert result.code == 1
+    assert result.err == (
+        "sagemaker-pools: error: 1 metric(s) read by the endpoint's alarms, policies or dashboards have no data in the last "
+        "2 weeks: AWS/SageMaker InstanceCount {EndpointName=llm-prod, InstanceType=ml.g6.48xlarge, VariantName=AllTraffic} "
+        "(read by alarm llm-prod-fallback-in-use)\n"
+    )
+    status, check = result.out.split("\n\nMetrics read by", 1)
+    assert status.startswith("Endpoint llm-prod: InService")  # the usual status comes first
+    rows = [line.split("  ") for line in check.splitlines()[2:7]]
+    table = [[cell.strip() for cell in row if cell.strip()] for row in rows]
+    assert table == [
+        ["AWS/SageMaker ConcurrentRequestsPerModel", "EndpointName=llm-prod, InstanceType=ml.g6e.48xlarge, VariantName=AllTraffic",
+         "policy weighted", "exists"],
+        ["AWS/SageMaker InstanceCount", "EndpointName=llm-prod, InstanceType=ml.g6.48xlarge, VariantName=AllTraffic",
+         "alarm llm-prod-fallback-in-use", "MISSING"],
+        ["AWS/SageMaker InstanceCount", "EndpointName=llm-prod, InstanceType=ml.p4d.24xlarge, VariantName=AllTraffic",
+         "alarm llm-prod-fallback-in-use", "no data yet (pool empty)"],
+        ["AWS/SageMaker Invocation5XXErrors", "EndpointName=llm-prod, VariantName=AllTraffic", "alarm llm-prod-5xx", "exists"],
+        ["AWS/SageMaker InvocationsPerInstance", "EndpointName=llm-prod, VariantName=AllTraffic", "policy per-instance", "exists"],
+    ]
+    assert "other-endpoint" not in result.out  # another endpoint's alarm is not this endpoint's
+    assert "TargetTracking-" not in check  # the policy stands for the alarms it made
+    assert (
+        "  AWS/SageMaker InstanceCount {EndpointName=llm-prod, InstanceType=ml.g6.48xlarge, VariantName=AllTraffic}: no data in "
+        "the last 2 weeks, though the ml.g6.48xlarge pool has 1 instance(s)"
+    ) in check
+    assert "the ml.p4d.24xlarge pool has 0 instances: it publishes nothing until one runs" in check
+
+
+def test_json_has_the_status_and_the_check(stub: Stubber, aas_stub: Stubber, cw_stub: Stubber, run_cli: Any) -> None:
+    _full_scenario(stub, aas_stub, cw_stub)
+    result = run_cli("status", ENDPOINT, "--check-metrics", "--json")
+    assert result.code == 1
+    document = json.loads(result.out)
+    assert document["name"] == ENDPOINT and document["variants"][0]["name"] == "AllTraffic"
+    check = document["metric_check"]
+    assert check["failures"] == 1 and check["skipped"] == []
+    assert [(m["metric_name"], m["dimensions"].get("InstanceType"), m["result"]) for m in check["metrics"]] == [
+        ("ConcurrentRequestsPerModel", "ml.g6e.48xlarge", "exists"),
+        ("InstanceCount", "ml.g6.48xlarge", "missing"),
+        ("InstanceCount", "ml.p4d.24xlarge", "pool_empty"),
+        ("Invocation5XXErrors", None, "exists"),
+        ("InvocationsPerInstance", None, "exists"),
+    ]
+    missing = check["metrics"][1]
+    assert missing == {
+        "namespace": "AWS/SageMaker",
+        "metric_name": "InstanceCount",
+        "dimensions": {"EndpointName": ENDPOINT, "InstanceType": "ml.g6.48xlarge", "VariantName": "AllTraffic"},
+        "read_by": [{"kind": "alarm", "name": "llm-prod-fallback-in-use"}],
+        "result": "missing",
+        "detail": "no data in the last 2 weeks, though the ml.g6.48xlarge pool has 1 instance(s)",
+    }
+    assert result.err.startswith("sagemaker-pools: error: 1 metric(s) read by")
+
+
+def test_an_alarm_on_an_empty_fallback_pool_is_not_a_failure(stub: Stubber, aas_stub: Stubber, cw_stub: Stubber, run_cli: Any) -> None:
+    on_p4d = _single("llm-prod-p4d-count", "InstanceCount", _variant_dims(InstanceType="ml.p4d.24xlarge"))
+    _describe(stub)
+    _policies(aas_stub)
+    _alarms(cw_stub, [on_p4d])
+    _listed(cw_stub, "InstanceCount", _variant_dims(InstanceType="ml.p4d.24xlarge"))
+    result = run_cli("status", ENDPOINT, "--check-metrics", "--json")
+    assert result.code == 0, result.err
+    (finding,) = json.loads(result.out)["metric_check"]["metrics"]
+    assert (finding["result"], finding["read_by"]) == ("pool_empty", [{"kind": "alarm", "name": "llm-prod-p4d-count"}])
+
+
+def test_a_metric_math_alarm_counts_with_every_input(stub: Stubber, aas_stub: Stubber, cw_stub: Stubber, run_cli: Any) -> None:
+    """One input names the endpoint; the other (a metric of another namespace) is checked too: a missing input breaks the expression."""
+    ratio = _alarm(
+        "llm-prod-errors-per-request",
+        Metrics=[
+            _stat("errors", "Invocation5XXErrors", _variant_dims(), "Sum"),
+            {"Id": "gate", "MetricStat": {"Metric": {"Namespace": "Custom/Gateway", "MetricName": "Requests",
+                                                     "Dimensions": _dims(Route="/llm")}, "Period": 60, "Stat": "Sum"}},
+            {"Id": "ratio", "Expression": "errors / gate", "ReturnData": True},
+        ],
+    )
+    _describe(stub)
+    _policies(aas_stub)
+    _alarms(cw_stub, [ratio])
+    _listed(cw_stub, "Invocation5XXErrors", _variant_dims(), [_variant_dims()])
+    cw_stub.add_response("list_metrics", {"Metrics": []},
+                         {"Namespace": "Custom/Gateway", "MetricName": "Requests", "Dimensions": _dims(Route="/llm")})
+    result = run_cli("status", ENDPOINT, "--check-metrics")
+    assert result.code == 1
+    assert "Custom/Gateway Requests {Route=/llm} (read by alarm llm-prod-errors-per-request)" in result.err
+    assert "  Custom/Gateway Requests {Route=/llm}: no data in the last 2 weeks" in result.out
+
+
+def test_nothing_reads_the_endpoint(stub: Stubber, aas_stub: Stubber, cw_stub: Stubber, run_cli: Any) -> None:
+    _describe(stub)
+    _policies(aas_stub)
+    _alarms(cw_stub, [OTHER_ENDPOINT])
+    result = run_cli("status", ENDPOINT, "--check-metrics")
+    assert result.code == 0, result.err
+    assert result.out.endswith("\n\nMetrics: no alarm, scaling policy or dashboard reads a metric of endpoint llm-prod\n")
+
+
+def test_a_step_policys_alarm_counts_even_when_its_metric_names_no_endpoint(
+    stub: Stubber, aas_stub: Stubber, cw_stub: Stubber, run_cli: Any
+) -> None:
+    step = {**_policy("wake", {}, ["llm-prod-queue-deep"]), "PolicyType": "StepScaling"}
+    del step["TargetTrackingScalingPolicyConfiguration"]
+    step["StepScalingPolicyConfiguration"] = {"AdjustmentType": "ChangeInCapacity", "StepAdjustments": [{"MetricIntervalLowerBound": 0.0, "ScalingAdjustment": 1}]}
+    queue = _alarm("llm-prod-queue-deep", Namespace="Custom/Queue", MetricName="Depth", Dimensions=_dims(Queue="llm"), Statistic="Maximum", Period=60)
+    _describe(stub)
+    _policies(aas_stub, step)
+    _alarms(cw_stub, [queue])
+    cw_stub.add_response("list_metrics", {"Metrics": [{"Namespace": "Custom/Queue", "MetricName": "Depth", "Dimensions": _dims(Queue="llm")}]},
+                         {"Namespace": "Custom/Queue", "MetricName": "Depth", "Dimensions": _dims(Queue="llm")})
+    result = run_cli("status", ENDPOINT, "--check-metrics", "--json")
+    assert result.code == 0, result.err
+    (finding,) = json.loads(result.out)["metric_check"]["metrics"]
+    assert (finding["metric_name"], finding["read_by"], finding["result"]) == ("Depth", [{"kind": "alarm", "name": "llm-prod-queue-deep"}], "exists")
+
+
+def test_a_type_that_is_no_pool_of_the_endpoint_is_a_failure_and_an_unmapped_policy_is_said(
+    stub: Stubber, aas_stub: Stubber, cw_stub: Stubber, run_cli: Any
+) -> None:
+    wrong = _policy("wrong-scope", {"TargetValue": 5.0, "PredefinedMetricSpecification": {
+        "PredefinedMetricType": "SageMakerInferenceComponentInvocationsPerCopy"}})  # a component's type on a variant
+    on_p5 = _single("llm-prod-p5-count", "InstanceCount", _variant_dims(InstanceType="ml.p5.48xlarge"))
+    _describe(stub)
+    _policies(aas_stub, wrong)
+    _alarms(cw_stub, [on_p5])
+    _listed(cw_stub, "InstanceCount", _variant_dims(InstanceType="ml.p5.48xlarge"))
+    result = run_cli("status", ENDPOINT, "--check-metrics", "--json")
+    assert result.code == 1
+    check = json.loads(result.out)["metric_check"]
+    assert check["metrics"][0]["detail"] == "no data in the last 2 weeks, and ml.p5.48xlarge is not a pool of the endpoint"
+    assert check["skipped"] == [
+        f"policy wrong-scope: predefined metric SageMakerInferenceComponentInvocationsPerCopy on {VARIANT_ID} is not mapped to a metric here"
+    ]
+
+
+# -- inference components ----------------------------------------------------------------------
+
+
+def test_inference_component_policies_and_alarms(stub: Stubber, aas_stub: Stubber, cw_stub: Stubber, run_cli: Any) -> None:
+    """The component's predefined policy reads ConcurrentRequestsPerCopy; an alarm on the component's
+    per-type metric is missing although it has a copy on that type (a failure), and one on a type
+    where the component has no copy is not."""
+    ic = "my-ic"
+    component = _policy(
+        "copies",
+        {"TargetValue": 4.0, "PredefinedMetricSpecification": {
+            "PredefinedMetricType": "SageMakerInferenceComponentConcurrentRequestsPerCopyHighResolution"}},
+    )
+    component.update(ResourceId=f"inference-component/{ic}", ScalableDimension="sagemaker:inference-component:DesiredCopyCount")
+    described = {**s.IC_DESCRIBED, "RuntimeConfig": {"DesiredCopyCount": 3, "CurrentCopyCount": 3,
+                                                     "PlacementStatus": [{"InstanceType": "ml.p5.48xlarge", "CurrentCopyCount": 3}]}}
+    stub.add_response("describe_endpoint", s.IC_ENDPOINT, {"EndpointName": s.IC_ENDPOINT["EndpointName"]})
+    stub.add_response("describe_endpoint_config", s.IC_CONFIG, {"EndpointConfigName": "hetero-config-1"})
+    stub.add_response("list_inference_components", s.IC_LIST, {"EndpointNameEquals": s.IC_ENDPOINT["EndpointName"]})
+    stub.add_response("describe_inference_component", described, {"InferenceComponentName": ic})
+    _policies(aas_stub, where={**VARIANT_WHERE, "ResourceId": "endpoint/my-heterogeneous-endpoint/variant/primary"})
+    _policies(aas_stub, component, where={"ServiceNamespace": "sagemaker", "ResourceId": f"inference-component/{ic}",
+                                          "ScalableDimension": "sagemaker:inference-component:DesiredCopyCount"})
+    on_p5 = _single("ic-p5", "ModelLatency", _dims(InferenceComponentName=ic, InstanceType="ml.p5.48xlarge"))
+    on_g6 = _single("ic-g6", "ModelLatency", _dims(InferenceComponentName=ic, InstanceType="ml.g6.48xlarge"))
+    _alarms(cw_stub, [on_g6, on_p5])
+    _listed(cw_stub, "ConcurrentRequestsPerCopy", _dims(InferenceComponentName=ic), [_dims(InferenceComponentName=ic)])
+    _listed(cw_stub, "ModelLatency", _dims(InferenceComponentName=ic, InstanceType="ml.g6.48xlarge"))
+    _listed(cw_stub, "ModelLatency", _dims(InferenceComponentName=ic, InstanceType="ml.p5.48xlarge"))
+    result = run_cli("status", "my-heterogeneous-endpoint", "--check-metrics", "--json")
+    assert result.code == 1
+    metrics = json.loads(result.out)["metric_check"]["metrics"]
+    assert [(m["metric_name"], m["dimensions"].get("InstanceType"), m["result"], m["read_by"][0]["name"]) for m in metrics] == [
+        ("ConcurrentRequestsPerCopy", None, "exists", "copies"),
+        ("ModelLatency", "ml.g6.48xlarge", "pool_empty", "ic-g6"),
+        ("ModelLatency", "ml.p5.48xlarge", "missing", "ic-p5"),
+    ]
+    assert metrics[1]["detail"] == "my-ic has 0 copies on ml.g6.48xlarge: it publishes nothing until one runs there"
+
+
+# -- dashboards --------------------------------------------------------------------------------
+
+DASHBOARD = {
+    "widgets": [
+        {"type": "text", "properties": {"markdown": "# llm-prod"}},
+        {
+            "type": "metric",
+            "properties": {
+                "region": "us-east-1",
+                "metrics": [
+                    ["AWS/SageMaker", "ModelLatency", "EndpointName", ENDPOINT, "VariantName", "AllTraffic", {"stat": "p99"}],
+                    [".", "OverheadLatency", ".", ".", ".", "."],
+                    ["...", "eu-copy", {"region": "eu-west-1"}],
+                    [{"expression": "SEARCH('{AWS/SageMaker,EndpointName,InstanceType} llm-prod', 'Average', 60)", "id": "s"}],
+                    [{"expression": "m1 * 2", "id": "e"}],
+                ],
+            },
+        },
+    ]
+}
+
+
+def test_dashboard_lines_are_expanded_and_search_is_skipped() -> None:
+    metrics, notes = dashboard_metrics(DASHBOARD, region="us-east-1")
+    assert metrics == [
+        MetricId("AWS/SageMaker", "ModelLatency", (("EndpointName", ENDPOINT), ("VariantName", "AllTraffic"))),
+        MetricId("AWS/SageMaker", "OverheadLatency", (("EndpointName", ENDPOINT), ("VariantName", "AllTraffic"))),
+    ]
+    assert notes == [
+        "AWS/SageMaker OverheadLatency is read from another region or account (eu-west-1)",
+        "SEARCH expression (it finds its metrics when it runs): "
+        "SEARCH('{AWS/SageMaker,EndpointName,InstanceType} llm-prod', 'Average', 60)",
+    ]
+
+
+def test_dashboard_metrics_are_checked_and_its_skipped_lines_said(
+    stub: Stubber, aas_stub: Stubber, cw_stub: Stubber, run_cli: Any
+) -> None:
+    _describe(stub)
+    _policies(aas_stub)
+    _alarms(cw_stub, [])
+    cw_stub.add_response(
+        "get_dashboard",
+        {"DashboardArn": "arn:aws:cloudwatch::123456789012:dashboard/llm-prod", "DashboardBody": json.dumps(DASHBOARD),
+         "DashboardName": "llm-prod"},
+        {"DashboardName": "llm-prod"},
+    )
+    _listed(cw_stub, "ModelLatency", _variant_dims(), [_variant_dims()])
+    _listed(cw_stub, "OverheadLatency", _variant_dims(), [_variant_dims()])
+    result = run_cli("status", ENDPOINT, "--check-metrics", "--dashboard", "llm-prod")
+    assert result.code == 0, result.err
+    assert "dashboard llm-prod  exists" in result.out
+    assert "  not checked: dashboard llm-prod: SEARCH expression (it finds its metrics when it runs): SEARCH(" in result.out
+    assert "  not checked: dashboard llm-prod: AWS/SageMaker OverheadLatency is read from another region or account (eu-west-1)\n" in result.out
+
+
+# -- arguments ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--dashboard", "llm-prod"), "--dashboard needs --check-metrics"),
+        (("--check-metrics", "--watch"), "--check-metrics runs once: it cannot be combined with --watch"),
+    ],
+)
+def test_argument_combinations_that_do_not_work(run_cli: Any, args: tuple[str, ...], message: str) -> None:
+    result = run_cli("status", ENDPOINT, *args)
+    assert (result.code, result.out, result.err) == (2, "", f"sagemaker-pools: error: {message}\n")
