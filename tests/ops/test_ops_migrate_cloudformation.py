@@ -123,6 +123,35 @@ def test_the_dry_run_shows_the_stack_in_text_and_json(stub: Stubber, cfn_stub: S
     assert finding["summary"].startswith("CloudFormation stack llm-stack manages this endpoint")
 
 
+def _ask(response: dict[str, Any] | None = None, *, error: tuple[str, str] | None = None) -> StackOwnership:
+    """stack_ownership() against one Stubber-checked DescribeStackResources answer."""
+    cfn = boto3.client("cloudformation", region_name="us-east-1")
+    with Stubber(cfn) as stubber:
+        if error is not None:
+            stubber.add_client_error("describe_stack_resources", service_error_code=error[0], service_message=error[1],
+                                     expected_params={"PhysicalResourceId": ARN})
+        else:
+            stubber.add_response("describe_stack_resources", response, {"PhysicalResourceId": ARN})
+        return stack_ownership(cfn, ARN)
+
+
+def test_each_answer_as_a_finding() -> None:
+    assert _ask(MANAGED) == StackOwnership(
+        ARN, "managed", stack_name="llm-stack", stack_id=STACK_ID, logical_id="LlmEndpoint5A0B1C2D",
+        resource_type="AWS::SageMaker::Endpoint", resource_status="UPDATE_COMPLETE",
+    )
+    assert _ask(error=("ValidationError", f"Stack for {ARN} does not exist")) == StackOwnership(ARN, "not_managed")
+    assert _ask({"StackResources": []}) == StackOwnership(ARN, "not_managed")
+    assert _ask(error=("AccessDenied", DENIED)) == StackOwnership(
+        ARN, "unknown", reason="access denied (AccessDenied): the caller needs cloudformation:DescribeStackResources"
+    )
+    retained = _ask({"StackResources": [_resource("LlmEndpoint5A0B1C2D", "AWS::SageMaker::Endpoint", ARN, "DELETE_SKIPPED")]})
+    assert retained == StackOwnership(
+        ARN, "not_managed", stack_name="llm-stack", stack_id=STACK_ID, logical_id="LlmEndpoint5A0B1C2D",
+        resource_type="AWS::SageMaker::Endpoint", resource_status="DELETE_SKIPPED",
+    )
+
+
 def test_a_stack_too_large_to_list_the_endpoint_still_refuses() -> None:
     """DescribeStackResources returns a stack's first 100 resources: the stack is known, the logical id is not."""
     cfn = boto3.client("cloudformation", region_name="us-east-1")

@@ -12,7 +12,7 @@ import ops_samples as s
 import pytest
 from botocore.stub import Stubber
 
-from sagemaker_pools.ops.metric_reads import MetricId, dashboard_metrics
+from sagemaker_pools.ops.metric_reads import MetricId, alarm_metrics, dashboard_metrics
 
 ENDPOINT = "llm-prod"
 VARIANT_ID = f"endpoint/{ENDPOINT}/variant/AllTraffic"
@@ -56,6 +56,7 @@ def _stat(ident: str, metric: str, dimensions: list[dict[str, str]], stat: str =
 
 
 ERRORS_5XX = _single("llm-prod-5xx", "Invocation5XXErrors", _variant_dims())
+G6_COUNT = _single("llm-prod-g6-count", "InstanceCount", _variant_dims(InstanceType="ml.g6.48xlarge"))
 OTHER_ENDPOINT = _single("other-endpoint-5xx", "Invocation5XXErrors", _dims(EndpointName="other", VariantName="AllTraffic"))
 #: A metric-math alarm on the launch post's per-type InstanceCount (no AWS reference documents it).
 FALLBACK_IN_USE = _alarm(
@@ -146,7 +147,7 @@ def _full_scenario(stub: Stubber, aas_stub: Stubber, cw_stub: Stubber) -> None:
     per-type InstanceCount is not published for ml.g6.48xlarge although that pool has an instance."""
     _describe(stub)
     _policies(aas_stub, WEIGHTED, PREDEFINED)
-    _alarms(cw_stub, [ERRORS_5XX, OTHER_ENDPOINT, TRACKING_ALARM], [FALLBACK_IN_USE])
+    _alarms(cw_stub, [ERRORS_5XX, OTHER_ENDPOINT, TRACKING_ALARM], [FALLBACK_IN_USE, G6_COUNT])
     # ListMetrics, once per distinct metric, in metric order
     _listed(cw_stub, "ConcurrentRequestsPerModel", _variant_dims(InstanceType="ml.g6e.48xlarge"), [_variant_dims(InstanceType="ml.g6e.48xlarge")])
     _listed(cw_stub, "InstanceCount", _variant_dims(InstanceType="ml.g6.48xlarge"))
@@ -171,29 +172,29 @@ def test_a_missing_metric_is_named_and_fails_an_empty_pool_does_not(
     assert result.err == (
         "sagemaker-pools: error: 1 metric(s) read by the endpoint's alarms, policies or dashboards have no data in the last "
         "2 weeks: AWS/SageMaker InstanceCount {EndpointName=llm-prod, InstanceType=ml.g6.48xlarge, VariantName=AllTraffic} "
-        "(read by alarm llm-prod-fallback-in-use)\n"
+        "(read by alarm llm-prod-fallback-in-use, alarm llm-prod-g6-count)\n"
     )
-    status, check = result.out.split("\n\nMetrics read by", 1)
+    status, check = result.out.split("\n\n", 1)[0], result.out.split("\n\nMetrics read by", 1)[1]
     assert status.startswith("Endpoint llm-prod: InService")  # the usual status comes first
-    rows = [line.split("  ") for line in check.splitlines()[2:7]]
-    table = [[cell.strip() for cell in row if cell.strip()] for row in rows]
-    assert table == [
-        ["AWS/SageMaker ConcurrentRequestsPerModel", "EndpointName=llm-prod, InstanceType=ml.g6e.48xlarge, VariantName=AllTraffic",
-         "policy weighted", "exists"],
-        ["AWS/SageMaker InstanceCount", "EndpointName=llm-prod, InstanceType=ml.g6.48xlarge, VariantName=AllTraffic",
-         "alarm llm-prod-fallback-in-use", "MISSING"],
-        ["AWS/SageMaker InstanceCount", "EndpointName=llm-prod, InstanceType=ml.p4d.24xlarge, VariantName=AllTraffic",
-         "alarm llm-prod-fallback-in-use", "no data yet (pool empty)"],
-        ["AWS/SageMaker Invocation5XXErrors", "EndpointName=llm-prod, VariantName=AllTraffic", "alarm llm-prod-5xx", "exists"],
-        ["AWS/SageMaker InvocationsPerInstance", "EndpointName=llm-prod, VariantName=AllTraffic", "policy per-instance", "exists"],
+    d = "EndpointName=llm-prod, InstanceType={}, VariantName=AllTraffic"
+    both = "alarm llm-prod-fallback-in-use, alarm llm-prod-g6-count"
+    assert check.splitlines() == [  # columns as wide as their widest cell (40, 75, 55), two spaces apart
+        " alarms, scaling policies and dashboards (ListMetrics: data in the last 2 weeks):",
+        f"  {'METRIC':40}  {'DIMENSIONS':75}  {'READ BY':55}  RESULT",
+        f"  {'AWS/SageMaker ConcurrentRequestsPerModel':40}  {d.format('ml.g6e.48xlarge'):75}  {'policy weighted':55}  exists",
+        f"  {'AWS/SageMaker InstanceCount':40}  {d.format('ml.g6.48xlarge'):75}  {both:55}  MISSING",
+        f"  {'AWS/SageMaker InstanceCount':40}  {d.format('ml.p4d.24xlarge'):75}  {'alarm llm-prod-fallback-in-use':55}  "
+        "no data yet (pool empty)",
+        f"  {'AWS/SageMaker Invocation5XXErrors':40}  {'EndpointName=llm-prod, VariantName=AllTraffic':75}  {'alarm llm-prod-5xx':55}  exists",
+        f"  {'AWS/SageMaker InvocationsPerInstance':40}  {'EndpointName=llm-prod, VariantName=AllTraffic':75}  "
+        f"{'policy per-instance':55}  exists",
+        f"  AWS/SageMaker InstanceCount {{{d.format('ml.g6.48xlarge')}}}: no data in the last 2 weeks, "
+        "though the ml.g6.48xlarge pool has 1 instance(s)",
+        f"  AWS/SageMaker InstanceCount {{{d.format('ml.p4d.24xlarge')}}}: the ml.p4d.24xlarge pool has 0 instances: "
+        "it publishes nothing until one runs",
     ]
-    assert "other-endpoint" not in result.out  # another endpoint's alarm is not this endpoint's
-    assert "TargetTracking-" not in check  # the policy stands for the alarms it made
-    assert (
-        "  AWS/SageMaker InstanceCount {EndpointName=llm-prod, InstanceType=ml.g6.48xlarge, VariantName=AllTraffic}: no data in "
-        "the last 2 weeks, though the ml.g6.48xlarge pool has 1 instance(s)"
-    ) in check
-    assert "the ml.p4d.24xlarge pool has 0 instances: it publishes nothing until one runs" in check
+    # not listed: another endpoint's alarm, and the alarms a target-tracking policy made (the policy stands for them)
+    assert "other-endpoint" not in result.out and "TargetTracking-" not in check
 
 
 def test_json_has_the_status_and_the_check(stub: Stubber, aas_stub: Stubber, cw_stub: Stubber, run_cli: Any) -> None:
@@ -216,7 +217,7 @@ def test_json_has_the_status_and_the_check(stub: Stubber, aas_stub: Stubber, cw_
         "namespace": "AWS/SageMaker",
         "metric_name": "InstanceCount",
         "dimensions": {"EndpointName": ENDPOINT, "InstanceType": "ml.g6.48xlarge", "VariantName": "AllTraffic"},
-        "read_by": [{"kind": "alarm", "name": "llm-prod-fallback-in-use"}],
+        "read_by": [{"kind": "alarm", "name": "llm-prod-fallback-in-use"}, {"kind": "alarm", "name": "llm-prod-g6-count"}],
         "result": "missing",
         "detail": "no data in the last 2 weeks, though the ml.g6.48xlarge pool has 1 instance(s)",
     }
@@ -291,17 +292,112 @@ def test_a_type_that_is_no_pool_of_the_endpoint_is_a_failure_and_an_unmapped_pol
     wrong = _policy("wrong-scope", {"TargetValue": 5.0, "PredefinedMetricSpecification": {
         "PredefinedMetricType": "SageMakerInferenceComponentInvocationsPerCopy"}})  # a component's type on a variant
     on_p5 = _single("llm-prod-p5-count", "InstanceCount", _variant_dims(InstanceType="ml.p5.48xlarge"))
+    errors_4xx = _single("llm-prod-4xx", "Invocation4XXErrors", _variant_dims())
     _describe(stub)
     _policies(aas_stub, wrong)
-    _alarms(cw_stub, [on_p5])
+    _alarms(cw_stub, [on_p5, errors_4xx])
     _listed(cw_stub, "InstanceCount", _variant_dims(InstanceType="ml.p5.48xlarge"))
+    _listed(cw_stub, "Invocation4XXErrors", _variant_dims())
     result = run_cli("status", ENDPOINT, "--check-metrics", "--json")
     assert result.code == 1
+    assert result.err == (
+        "sagemaker-pools: error: 2 metric(s) read by the endpoint's alarms, policies or dashboards have no data in the last 2 weeks: "
+        "AWS/SageMaker InstanceCount {EndpointName=llm-prod, InstanceType=ml.p5.48xlarge, VariantName=AllTraffic} "
+        "(read by alarm llm-prod-p5-count); "
+        "AWS/SageMaker Invocation4XXErrors {EndpointName=llm-prod, VariantName=AllTraffic} (read by alarm llm-prod-4xx)\n"
+    )
     check = json.loads(result.out)["metric_check"]
-    assert check["metrics"][0]["detail"] == "no data in the last 2 weeks, and ml.p5.48xlarge is not a pool of the endpoint"
+    assert check["failures"] == 2
+    assert [m["detail"] for m in check["metrics"]] == [
+        "no data in the last 2 weeks, and ml.p5.48xlarge is not a pool of the endpoint",
+        "no data in the last 2 weeks",
+    ]
     assert check["skipped"] == [
         f"policy wrong-scope: predefined metric SageMakerInferenceComponentInvocationsPerCopy on {VARIANT_ID} is not mapped to a metric here"
     ]
+
+
+def _step(name: str, alarms: Sequence[str]) -> dict[str, Any]:
+    policy = {**_policy(name, {}, alarms), "PolicyType": "StepScaling"}
+    del policy["TargetTrackingScalingPolicyConfiguration"]
+    if not alarms:
+        del policy["Alarms"]  # a step policy no alarm invokes yet
+    policy["StepScalingPolicyConfiguration"] = {
+        "AdjustmentType": "ChangeInCapacity", "StepAdjustments": [{"MetricIntervalLowerBound": 0.0, "ScalingAdjustment": 1}]
+    }
+    return policy
+
+
+def test_every_step_policys_alarms_count_and_every_source_of_skipped_lines_is_kept(
+    stub: Stubber, aas_stub: Stubber, cw_stub: Stubber, run_cli: Any
+) -> None:
+    """Step policies (one without alarms, two with one each) before a tracking policy; notes from a
+    policy and from a dashboard; a metric without dimensions is shown with "-"."""
+    unmapped = _policy("wrong-scope", {"TargetValue": 5.0, "PredefinedMetricSpecification": {
+        "PredefinedMetricType": "SageMakerInferenceComponentInvocationsPerCopy"}})
+    _describe(stub)
+    _policies(aas_stub, _step("idle", []), _step("wake", ["queue-deep"]), _step("drain", ["queue-empty"]), unmapped)
+    queue = {"Namespace": "Custom/Queue", "Statistic": "Maximum", "Period": 60}
+    _alarms(cw_stub, [_alarm("queue-deep", MetricName="Depth", **queue), _alarm("queue-empty", MetricName="Empty", **queue)])
+    search = {"widgets": [{"type": "metric", "properties": {"metrics": [[{"expression": "SEARCH('{AWS/SageMaker} llm', 'Sum', 60)"}]]}}]}
+    cw_stub.add_response("get_dashboard", {"DashboardBody": json.dumps(search), "DashboardName": "llm"}, {"DashboardName": "llm"})
+    for name in ("Depth", "Empty"):
+        cw_stub.add_response("list_metrics", {"Metrics": [{"Namespace": "Custom/Queue", "MetricName": name, "Dimensions": []}]},
+                             {"Namespace": "Custom/Queue", "MetricName": name})
+    result = run_cli("status", ENDPOINT, "--check-metrics", "--dashboard", "llm")
+    assert result.code == 0, result.err
+    rows = [line.split() for line in result.out.split("RESULT\n", 1)[1].splitlines()[:2]]
+    assert rows == [["Custom/Queue", "Depth", "-", "alarm", "queue-deep", "exists"], ["Custom/Queue", "Empty", "-", "alarm", "queue-empty", "exists"]]
+    assert result.out.endswith(
+        f"  not checked: policy wrong-scope: predefined metric SageMakerInferenceComponentInvocationsPerCopy on {VARIANT_ID} is not "
+        "mapped to a metric here\n"
+        "  not checked: dashboard llm: SEARCH expression (it finds its metrics when it runs): SEARCH('{AWS/SageMaker} llm', 'Sum', 60)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("current", "result", "detail"),
+    [
+        (2, "pool_empty", "the ml.g6.48xlarge pool has 0 instances: it publishes nothing until one runs"),
+        (3, "missing", "no data in the last 2 weeks; the ml.g6.48xlarge pool's instance count is not reported"),
+    ],
+)
+def test_a_pool_describe_endpoint_leaves_out_is_empty_only_when_the_others_hold_every_instance(
+    stub: Stubber, aas_stub: Stubber, cw_stub: Stubber, run_cli: Any, current: int, result: str, detail: str
+) -> None:
+    live = s.endpoint(ENDPOINT, "llm-prod-config-2", [s.live_variant({"ml.g6e.48xlarge": 2}, CurrentInstanceCount=current)])
+    stub.add_response("describe_endpoint", live, {"EndpointName": ENDPOINT})
+    stub.add_response("describe_endpoint_config", s.THREE_POOLS_CONFIG, {"EndpointConfigName": "llm-prod-config-2"})
+    _policies(aas_stub)
+    _alarms(cw_stub, [G6_COUNT])
+    _listed(cw_stub, "InstanceCount", _variant_dims(InstanceType="ml.g6.48xlarge"))
+    ran = run_cli("status", ENDPOINT, "--check-metrics", "--json")
+    (finding,) = json.loads(ran.out)["metric_check"]["metrics"]
+    assert (ran.code, finding["result"], finding["detail"]) == (0 if result == "pool_empty" else 1, result, detail)
+
+
+def test_the_variant_a_metric_names_decides_whose_pool_counts(
+    stub: Stubber, aas_stub: Stubber, cw_stub: Stubber, run_cli: Any
+) -> None:
+    """Two variants with an ml.g6.48xlarge pool: the canary's is empty, the primary's is not."""
+    cfg = s.config("two-config", [
+        {**s.THREE_POOLS_CONFIG["ProductionVariants"][0], "VariantName": "AllTraffic"},
+        {**s.THREE_POOLS_CONFIG["ProductionVariants"][0], "VariantName": "canary"},
+    ])
+    live = s.endpoint(ENDPOINT, "two-config", [
+        s.live_variant({"ml.g6e.48xlarge": 1, "ml.g6.48xlarge": 2, "ml.p4d.24xlarge": 0}),
+        s.live_variant({"ml.g6e.48xlarge": 1, "ml.g6.48xlarge": 0, "ml.p4d.24xlarge": 0}, name="canary"),
+    ])
+    stub.add_response("describe_endpoint", live, {"EndpointName": ENDPOINT})
+    stub.add_response("describe_endpoint_config", cfg, {"EndpointConfigName": "two-config"})
+    _policies(aas_stub)
+    _policies(aas_stub, where={**VARIANT_WHERE, "ResourceId": f"endpoint/{ENDPOINT}/variant/canary"})
+    canary_dims = _dims(EndpointName=ENDPOINT, VariantName="canary", InstanceType="ml.g6.48xlarge")
+    _alarms(cw_stub, [_single("canary-g6-count", "InstanceCount", canary_dims)])
+    _listed(cw_stub, "InstanceCount", canary_dims)
+    ran = run_cli("status", ENDPOINT, "--check-metrics", "--json")
+    assert ran.code == 0, ran.err
+    assert json.loads(ran.out)["metric_check"]["metrics"][0]["result"] == "pool_empty"
 
 
 # -- inference components ----------------------------------------------------------------------
@@ -366,6 +462,57 @@ DASHBOARD = {
 }
 
 
+def test_every_kind_of_dashboard_line() -> None:
+    e = ENDPOINT
+    body = {
+        "widgets": [
+            {"type": "text", "properties": {"markdown": "# llm-prod"}},
+            {
+                "type": "metric",
+                "properties": {
+                    "metrics": [
+                        ["AWS/SageMaker", "Invocations", "EndpointName", e, "VariantName", "AllTraffic"],
+                        [{"expression": "SEARCH('{AWS/SageMaker,EndpointName} llm', 'Sum', 60)", "id": "s"}],
+                        ["...", "canary"],  # the line above, but its last value
+                        [".", "ModelLatency", ".", "."],  # four places: namespace and one dimension repeated
+                        [".", ".", "EndpointName", "z", "VariantName", "."],  # "." with nothing above it stays
+                        ["AWS/SageMaker", "NoDimensions"],
+                        ["AWS/SageMaker"],
+                        ["AWS/SageMaker", "Odd", "EndpointName"],
+                        ["AWS/SageMaker", "Invocations", "EndpointName", "x", {"accountId": "210987654321"}],
+                        ["...", "AWS/SageMaker", "Invocations", "EndpointName", "y"],  # as long as the line above: nothing repeated
+                    ]
+                },
+            },
+            {"type": "metric", "properties": {"region": "eu-west-1", "metrics": [["AWS/SageMaker", "Invocations", "EndpointName", "eu"]]}},
+            {"type": "metric", "properties": {"accountId": "210987654321", "metrics": [["AWS/SageMaker", "Invocations", "EndpointName", "a"]]}},
+        ]
+    }
+    metrics, notes = dashboard_metrics(body, region="us-east-1")
+    assert [str(m) for m in metrics] == [
+        f"AWS/SageMaker Invocations {{EndpointName={e}, VariantName=AllTraffic}}",
+        f"AWS/SageMaker Invocations {{EndpointName={e}, VariantName=canary}}",
+        f"AWS/SageMaker ModelLatency {{EndpointName={e}}}",
+        "AWS/SageMaker ModelLatency {EndpointName=z, VariantName=.}",
+        "AWS/SageMaker NoDimensions {-}",
+        "AWS/SageMaker Invocations {EndpointName=y}",
+    ]
+    assert notes == [
+        "SEARCH expression (it finds its metrics when it runs): SEARCH('{AWS/SageMaker,EndpointName} llm', 'Sum', 60)",
+        "metric line ['AWS/SageMaker'] is not [Namespace, MetricName, Name, Value, ...]",
+        "metric line ['AWS/SageMaker', 'Odd', 'EndpointName'] is not [Namespace, MetricName, Name, Value, ...]",
+        "AWS/SageMaker Invocations is read from account 210987654321",
+        "AWS/SageMaker Invocations is read from region eu-west-1",
+        "AWS/SageMaker Invocations is read from account 210987654321",
+    ]
+    assert dashboard_metrics({}, region="us-east-1") == ([], [])
+
+
+def test_alarm_and_metric_shapes_without_optional_members() -> None:
+    assert MetricId.of({"Namespace": "AWS/SageMaker", "MetricName": "Invocations"}) == MetricId("AWS/SageMaker", "Invocations", ())
+    assert alarm_metrics({"AlarmName": "composite-like"}) == []
+
+
 def test_dashboard_lines_are_expanded_and_search_is_skipped() -> None:
     metrics, notes = dashboard_metrics(DASHBOARD, region="us-east-1")
     assert metrics == [
@@ -373,7 +520,7 @@ def test_dashboard_lines_are_expanded_and_search_is_skipped() -> None:
         MetricId("AWS/SageMaker", "OverheadLatency", (("EndpointName", ENDPOINT), ("VariantName", "AllTraffic"))),
     ]
     assert notes == [
-        "AWS/SageMaker OverheadLatency is read from another region or account (eu-west-1)",
+        "AWS/SageMaker OverheadLatency is read from region eu-west-1",
         "SEARCH expression (it finds its metrics when it runs): "
         "SEARCH('{AWS/SageMaker,EndpointName,InstanceType} llm-prod', 'Average', 60)",
     ]
@@ -397,7 +544,7 @@ def test_dashboard_metrics_are_checked_and_its_skipped_lines_said(
     assert result.code == 0, result.err
     assert "dashboard llm-prod  exists" in result.out
     assert "  not checked: dashboard llm-prod: SEARCH expression (it finds its metrics when it runs): SEARCH(" in result.out
-    assert "  not checked: dashboard llm-prod: AWS/SageMaker OverheadLatency is read from another region or account (eu-west-1)\n" in result.out
+    assert "  not checked: dashboard llm-prod: AWS/SageMaker OverheadLatency is read from region eu-west-1\n" in result.out
 
 
 # -- arguments ---------------------------------------------------------------------------------

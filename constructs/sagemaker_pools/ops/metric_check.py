@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from .aws import pages
 from .errors import OpsError
-from .fleet import EndpointState
+from .fleet import EndpointState, PoolState, VariantState
 from .metric_reads import MetricId, MetricReads, Reader
 from .table import render_table
 
@@ -94,18 +94,30 @@ def _classify(metric: MetricId, state: EndpointState) -> tuple[Result, str]:
     if instance_type is None:
         return "missing", "no data in the last 2 weeks"
     component = next((c for c in state.components if c.name == metric.dimension("InferenceComponentName")), None)
-    variant_name = metric.dimension("VariantName") or (component.variant_name if component else None)
-    pools = [p for v in state.variants if variant_name in (None, v.name) for p in v.pools if p.instance_type == instance_type]
-    if not pools:
+    # The variant the metric names; a component's metrics name none (the pools of every variant count then).
+    variant_name = metric.dimension("VariantName")
+    counts = [
+        _instances(v, p) for v in state.variants if variant_name in (None, v.name) for p in v.pools if p.instance_type == instance_type
+    ]
+    if not counts:
         return "missing", f"no data in the last 2 weeks, and {instance_type} is not a pool of the endpoint"
-    if any(p.instances is None for p in pools):
+    if None in counts:
         return "missing", f"no data in the last 2 weeks; the {instance_type} pool's instance count is not reported"
-    instances = sum(p.instances or 0 for p in pools)
+    instances = sum(c for c in counts if c is not None)
     if instances == 0:
         return "pool_empty", f"the {instance_type} pool has 0 instances: it publishes nothing until one runs"
     if component is not None and not any(p.instance_type == instance_type and p.copies for p in component.placements):
         return "pool_empty", f"{component.name} has 0 copies on {instance_type}: it publishes nothing until one runs there"
     return "missing", f"no data in the last 2 weeks, though the {instance_type} pool has {instances} instance(s)"
+
+
+def _instances(variant: VariantState, pool: PoolState) -> int | None:
+    """The pool's instances now; a pool DescribeEndpoint leaves out of ``InstancePools`` has none when
+    the variant's other pools hold all its instances (else: unknown)."""
+    if pool.instances is not None:
+        return pool.instances
+    reported = sum(p.instances for p in variant.pools if p.instances is not None)
+    return 0 if reported == variant.current_instances else None
 
 
 def render_check(check: MetricCheck, endpoint: str) -> str:

@@ -92,7 +92,7 @@ def read_metrics(cw: Any, aas: Any, state: EndpointState, *, dashboards: Sequenc
 
     step_alarms: set[str] = set()
     tracking_alarms: set[str] = set()
-    components = {c.name for c in state.components}
+    components = frozenset(c.name for c in state.components)
     for resource_id, dimension in _scalable_resources(state):
         for policy in pages(
             aas.describe_scaling_policies, "ScalingPolicies", ServiceNamespace="sagemaker", ResourceId=resource_id, ScalableDimension=dimension
@@ -125,10 +125,11 @@ def _scalable_resources(state: EndpointState) -> list[tuple[str, str]]:
 
 
 def _tracking_queries(policy: Mapping[str, Any], resource_id: str, skipped: list[str]) -> Sequence[Mapping[str, Any]]:
-    config = policy.get("TargetTrackingScalingPolicyConfiguration", {})
+    # A target-tracking policy has one of the two specifications, and a predefined one its type (the service model).
+    config = policy["TargetTrackingScalingPolicyConfiguration"]
     if "CustomizedMetricSpecification" in config:
         return customized_queries(config["CustomizedMetricSpecification"])
-    kind = config.get("PredefinedMetricSpecification", {}).get("PredefinedMetricType", "")
+    kind = config["PredefinedMetricSpecification"]["PredefinedMetricType"]
     queries = predefined_queries(kind, resource_id)
     if queries is None:
         skipped.append(f"policy {policy['PolicyName']}: predefined metric {kind} on {resource_id} is not mapped to a metric here")
@@ -147,8 +148,8 @@ def alarm_metrics(alarm: Mapping[str, Any]) -> list[MetricId]:
     return _stat_metrics(alarm.get("Metrics", []))
 
 
-def _names_endpoint(metric: MetricId, endpoint: str, components: Iterable[str]) -> bool:
-    return metric.dimension("EndpointName") == endpoint or metric.dimension("InferenceComponentName") in set(components)
+def _names_endpoint(metric: MetricId, endpoint: str, components: frozenset[str]) -> bool:
+    return metric.dimension("EndpointName") == endpoint or metric.dimension("InferenceComponentName") in components
 
 
 def dashboard_metrics(body: Mapping[str, Any], *, region: str) -> tuple[list[MetricId], list[str]]:
@@ -166,16 +167,17 @@ def dashboard_metrics(body: Mapping[str, Any], *, region: str) -> tuple[list[Met
         for line in properties.get("metrics") or []:
             options = line[-1] if line and isinstance(line[-1], dict) else {}
             parts = [p for p in line if not isinstance(p, dict)]
-            if not parts:
-                expression = str(options.get("expression", ""))
+            if not parts:  # an expression line
+                expression = str(options.get("expression"))
                 if "SEARCH(" in expression.upper():
                     notes.append(f"SEARCH expression (it finds its metrics when it runs): {expression}")
                 continue
             parts = _expand(parts, previous)
             previous = parts
             where = options.get("region") or properties.get("region") or region
-            if where != region or options.get("accountId") or properties.get("accountId"):
-                notes.append(f"{parts[0]} {parts[1]} is read from another region or account ({where})")
+            account = options.get("accountId") or properties.get("accountId")
+            if where != region or account:
+                notes.append(f"{parts[0]} {parts[1]} is read from " + (f"account {account}" if account else f"region {where}"))
                 continue
             if len(parts) < 2 or len(parts) % 2:
                 notes.append(f"metric line {line} is not [Namespace, MetricName, Name, Value, ...]")
