@@ -475,7 +475,7 @@ def test_every_kind_of_dashboard_line() -> None:
                         [{"expression": "SEARCH('{AWS/SageMaker,EndpointName} llm', 'Sum', 60)", "id": "s"}],
                         ["...", "canary"],  # the line above, but its last value
                         [".", "ModelLatency", ".", "."],  # four places: namespace and one dimension repeated
-                        [".", ".", "EndpointName", "z", "VariantName", "."],  # "." with nothing above it stays
+                        [".", ".", "EndpointName", "z", ".", "v"],  # a "." with nothing above it stays
                         ["AWS/SageMaker", "NoDimensions"],
                         ["AWS/SageMaker"],
                         ["AWS/SageMaker", "Odd", "EndpointName"],
@@ -485,7 +485,10 @@ def test_every_kind_of_dashboard_line() -> None:
                 },
             },
             {"type": "metric", "properties": {"region": "eu-west-1", "metrics": [["AWS/SageMaker", "Invocations", "EndpointName", "eu"]]}},
-            {"type": "metric", "properties": {"accountId": "210987654321", "metrics": [["AWS/SageMaker", "Invocations", "EndpointName", "a"]]}},
+            {  # a widget's first line has no line above it to repeat
+                "type": "metric",
+                "properties": {"accountId": "210987654321", "metrics": [["...", "AWS/SageMaker", "Invocations", "EndpointName", "a"]]},
+            },
         ]
     }
     metrics, notes = dashboard_metrics(body, region="us-east-1")
@@ -493,7 +496,7 @@ def test_every_kind_of_dashboard_line() -> None:
         f"AWS/SageMaker Invocations {{EndpointName={e}, VariantName=AllTraffic}}",
         f"AWS/SageMaker Invocations {{EndpointName={e}, VariantName=canary}}",
         f"AWS/SageMaker ModelLatency {{EndpointName={e}}}",
-        "AWS/SageMaker ModelLatency {EndpointName=z, VariantName=.}",
+        "AWS/SageMaker ModelLatency {.=v, EndpointName=z}",
         "AWS/SageMaker NoDimensions {-}",
         "AWS/SageMaker Invocations {EndpointName=y}",
     ]
@@ -560,3 +563,23 @@ def test_dashboard_metrics_are_checked_and_its_skipped_lines_said(
 def test_argument_combinations_that_do_not_work(run_cli: Any, args: tuple[str, ...], message: str) -> None:
     result = run_cli("status", ENDPOINT, *args)
     assert (result.code, result.out, result.err) == (2, "", f"sagemaker-pools: error: {message}\n")
+
+
+def test_a_dashboard_line_of_another_endpoint_is_not_classified_against_this_ones_pools(
+    stub: Stubber, aas_stub: Stubber, cw_stub: Stubber, run_cli: Any
+) -> None:
+    """ml.p4d.24xlarge is an empty pool of llm-prod, but the line is another endpoint's: missing is a failure."""
+    other = _dims(EndpointName="other", InstanceType="ml.p4d.24xlarge")
+    body = {"widgets": [{"type": "metric", "properties": {"metrics": [["AWS/SageMaker", "InstanceCount", "EndpointName", "other",
+                                                                        "InstanceType", "ml.p4d.24xlarge"]]}}]}
+    _describe(stub)
+    _policies(aas_stub)
+    _alarms(cw_stub, [])
+    cw_stub.add_response("get_dashboard", {"DashboardBody": json.dumps(body)}, {"DashboardName": "shared"})
+    _listed(cw_stub, "InstanceCount", other)
+    result = run_cli("status", ENDPOINT, "--check-metrics", "--dashboard", "shared", "--json")
+    assert result.code == 1
+    (finding,) = json.loads(result.out)["metric_check"]["metrics"]
+    assert (finding["result"], finding["detail"]) == (
+        "missing", "no data in the last 2 weeks (its pools are not known here: it is not a metric of endpoint llm-prod)"
+    )

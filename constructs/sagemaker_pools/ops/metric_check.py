@@ -93,7 +93,10 @@ def _classify(metric: MetricId, state: EndpointState) -> tuple[Result, str]:
     instance_type = metric.dimension("InstanceType")
     if instance_type is None:
         return "missing", "no data in the last 2 weeks"
+    endpoint = metric.dimension("EndpointName")
     component = next((c for c in state.components if c.name == metric.dimension("InferenceComponentName")), None)
+    if component is None and endpoint != state.name:  # a dashboard's line for another endpoint: its pools are not known here
+        return "missing", f"no data in the last 2 weeks (its pools are not known here: it is not a metric of endpoint {state.name})"
     # The variant the metric names; a component's metrics name none (the pools of every variant count then).
     variant_name = metric.dimension("VariantName")
     counts = [
