@@ -84,6 +84,10 @@ MODULES: dict[str, list[str]] = {
         "tests/ops/test_ops_units.py",
         "tests/ops/test_ops_errors.py",
     ],
+    # (migrate's CloudFormation question, and status --check-metrics: Stubber tests only, no CDK)
+    "ops/stack_owner.py": ["tests/ops/test_ops_migrate_cloudformation.py", "tests/ops/test_ops_migrate_plan.py"],
+    "ops/metric_reads.py": ["tests/ops/test_ops_status_metrics.py"],
+    "ops/metric_check.py": ["tests/ops/test_ops_status_metrics.py"],
 }
 
 #: About how long each module's mutmut run takes (docs/testing.md, "Scores"): the lanes start the
@@ -98,6 +102,9 @@ _COST: dict[str, float] = {  # (seconds of a run at load average ~3, 2026-12-01)
     "instance_types.py": 100,
     "ops/bench/stats.py": 69,
     "_tree.py": 45,
+    "ops/metric_reads.py": 270,
+    "ops/metric_check.py": 174,
+    "ops/stack_owner.py": 126,
 }
 
 #: Tests that do not run while mutating: the rule-reach tests parse the library's source, which
@@ -149,6 +156,7 @@ EXPECTED_SURVIVORS: set[str] = {
     "sagemaker_pools.ops.bench.stats.x_progress_bucket__mutmut_1",
     "sagemaker_pools.ops.bench.stats.x_bucket_percentile__mutmut_25",
     "sagemaker_pools.ops.bench.stats.x_bucket_percentile__mutmut_26",
+    "sagemaker_pools.ops.stack_owner.x_stack_ownership__mutmut_71",
 }
 
 _KILLED = {"killed", "timeout", "segfault", "caught by type check"}

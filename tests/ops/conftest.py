@@ -39,6 +39,13 @@ def isolated_aws_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) ->
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
 
 
+def _stubbed(client: Any) -> Iterator[Stubber]:
+    """botocore's Stubber on ``client``, active while the test runs; every queued response must be used."""
+    with Stubber(client) as stubber:
+        yield stubber
+        stubber.assert_no_pending_responses()
+
+
 @pytest.fixture
 def sm() -> Any:
     """A real SageMaker client (never reaches AWS: wrapped in the ``stub`` fixture's Stubber)."""
@@ -48,9 +55,7 @@ def sm() -> Any:
 @pytest.fixture
 def stub(sm: Any) -> Iterator[Stubber]:
     """botocore's Stubber on ``sm``; every queued response must be used by the test."""
-    with Stubber(sm) as stubber:
-        yield stubber
-        stubber.assert_no_pending_responses()
+    yield from _stubbed(sm)
 
 
 @pytest.fixture
@@ -62,9 +67,7 @@ def aas() -> Any:
 @pytest.fixture
 def aas_stub(aas: Any) -> Iterator[Stubber]:
     """botocore's Stubber on ``aas``; every queued response must be used by the test."""
-    with Stubber(aas) as stubber:
-        yield stubber
-        stubber.assert_no_pending_responses()
+    yield from _stubbed(aas)
 
 
 @pytest.fixture
@@ -76,16 +79,26 @@ def cw() -> Any:
 @pytest.fixture
 def cw_stub(cw: Any) -> Iterator[Stubber]:
     """botocore's Stubber on ``cw``; every queued response must be used by the test."""
-    with Stubber(cw) as stubber:
-        yield stubber
-        stubber.assert_no_pending_responses()
+    yield from _stubbed(cw)
 
 
 @pytest.fixture
-def calls(sm: Any, aas: Any, cw: Any) -> list[str]:
-    """Every API call the three clients make, in order, as ``service:Operation``."""
+def cfn() -> Any:
+    """A real CloudFormation client (wrapped in ``cfn_stub``)."""
+    return boto3.client("cloudformation", region_name="us-east-1")
+
+
+@pytest.fixture
+def cfn_stub(cfn: Any) -> Iterator[Stubber]:
+    """botocore's Stubber on ``cfn``; every queued response must be used by the test."""
+    yield from _stubbed(cfn)
+
+
+@pytest.fixture
+def calls(sm: Any, aas: Any, cw: Any, cfn: Any) -> list[str]:
+    """Every API call the four clients make, in order, as ``service:Operation``."""
     made: list[str] = []
-    for client in (sm, aas, cw):
+    for client in (sm, aas, cw, cfn):
         client.meta.events.register(
             "before-parameter-build.*.*", lambda model, **_: made.append(f"{model.service_model.service_name}:{model.name}")
         )
@@ -93,13 +106,13 @@ def calls(sm: Any, aas: Any, cw: Any) -> list[str]:
 
 
 @pytest.fixture
-def run_cli(sm: Any, aas_stub: Stubber, aas: Any, cw_stub: Stubber, cw: Any) -> Callable[..., Result]:
+def run_cli(sm: Any, aas_stub: Stubber, aas: Any, cw_stub: Stubber, cw: Any, cfn_stub: Stubber, cfn: Any) -> Callable[..., Result]:
     """Run ``sagemaker-pools ARGS`` against the stubbed client; sleeping is instant and recorded."""
 
     def run(*argv: str, monotonic: Callable[[], float] | None = None) -> Result:
         out, err = io.StringIO(), io.StringIO()
         sleeps: list[float] = []
-        ctx = Context(clients=StubClients(sm, aas, cw), out=out, err=err, sleep=sleeps.append, now=lambda: NOW)
+        ctx = Context(clients=StubClients(sm, aas, cw, cfn), out=out, err=err, sleep=sleeps.append, now=lambda: NOW)
         if monotonic is not None:
             ctx.monotonic = monotonic
         code = main(list(argv), context=ctx)

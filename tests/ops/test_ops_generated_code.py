@@ -18,6 +18,7 @@ from sagemaker_pools.ops.migrate import MigrateOptions, MigrationPlan, build_pla
 from sagemaker_pools.ops.migrate_code import code_gaps, pooled_endpoint_code
 from sagemaker_pools.ops.recommend import parse_job, propose_pools
 from sagemaker_pools.ops.recommend_code import recommendation_code
+from sagemaker_pools.ops.stack_owner import StackOwnership
 
 ROOT = Path(__file__).resolve().parents[2]
 CREATE_MEMBERS = {
@@ -49,7 +50,8 @@ def _synthesize(tmp_path: Path, files: list[Path]) -> dict[str, dict[str, Any]]:
 
 def _plan(cfg: dict[str, Any], tags: list[dict[str, str]], endpoint_name: str = "my-endpoint", **options: Any) -> MigrationPlan:
     endpoint = s.endpoint(endpoint_name, cfg["EndpointConfigName"], [])
-    return build_plan(endpoint, cfg, tags, MigrateOptions(**options), create_members=CREATE_MEMBERS, now=NOW)
+    return build_plan(endpoint, cfg, tags, MigrateOptions(**options), create_members=CREATE_MEMBERS,
+                      cloudformation=StackOwnership(endpoint["EndpointArn"], "not_managed"), now=NOW)
 
 
 def _resources(template: dict[str, Any], kind: str) -> list[dict[str, Any]]:

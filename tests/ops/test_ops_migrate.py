@@ -11,21 +11,26 @@ import ops_samples as s
 import pytest
 from botocore.stub import ANY, Stubber
 from botocore.validate import validate_parameters
-from ops_support import NOW
+from ops_support import NOW, not_managed
 from support.contract import check_request  # type: ignore[import-not-found]
 
 from sagemaker_pools.ops.errors import OpsError
 from sagemaker_pools.ops.migrate import MigrateOptions, build_plan
+from sagemaker_pools.ops.stack_owner import StackOwnership
 
 NEW = "my-config-pools-20261129101500"
 FALLBACKS = ("--fallback", "ml.g6.48xlarge", "--fallback", "ml.p4d.24xlarge")
 
 
-def _live(stub: Stubber, cfg: dict[str, Any], endpoint: dict[str, Any] | None = None, tags: dict[str, Any] | None = None) -> None:
+def _live(
+    stub: Stubber, cfn_stub: Stubber, cfg: dict[str, Any], endpoint: dict[str, Any] | None = None, tags: dict[str, Any] | None = None
+) -> None:
+    """The live endpoint, its config and tags, and CloudFormation's answer that no stack owns the endpoint."""
     endpoint = endpoint or s.endpoint("my-endpoint", cfg["EndpointConfigName"], [s.live_variant({"ml.g6e.48xlarge": 3}, name="primary")])
     stub.add_response("describe_endpoint", endpoint, {"EndpointName": endpoint["EndpointName"]})
     stub.add_response("describe_endpoint_config", cfg, {"EndpointConfigName": cfg["EndpointConfigName"]})
     stub.add_response("list_tags", tags if tags is not None else s.SINGLE_TAGS, {"ResourceArn": cfg["EndpointConfigArn"]})
+    not_managed(cfn_stub, endpoint["EndpointArn"])
 
 
 def _json(run_cli: Any, *args: str) -> dict[str, Any]:
@@ -57,8 +62,8 @@ EXPECTED_REQUEST = {
 }
 
 
-def test_request_replaces_instance_type_with_pools(stub: Stubber, run_cli: Any, sm: Any) -> None:
-    _live(stub, s.SINGLE_CONFIG)
+def test_request_replaces_instance_type_with_pools(stub: Stubber, cfn_stub: Stubber, run_cli: Any, sm: Any) -> None:
+    _live(stub, cfn_stub, s.SINGLE_CONFIG)
     data = _json(run_cli, *FALLBACKS)
     request = data["create_endpoint_config"]
     assert request == EXPECTED_REQUEST
@@ -78,8 +83,8 @@ def test_request_replaces_instance_type_with_pools(stub: Stubber, run_cli: Any, 
     compile(data["pooled_endpoint_code"], "generated.py", "exec")
 
 
-def test_text_output_has_the_request_and_the_code(stub: Stubber, run_cli: Any) -> None:
-    _live(stub, s.SINGLE_CONFIG)
+def test_text_output_has_the_request_and_the_code(stub: Stubber, cfn_stub: Stubber, run_cli: Any) -> None:
+    _live(stub, cfn_stub, s.SINGLE_CONFIG)
     result = run_cli("migrate", "my-endpoint", *FALLBACKS, "--model", "ml.p4d.24xlarge=my-llm-int4", "--provision-timeout", "900")
     assert result.code == 0, result.err
     out = result.out
@@ -101,14 +106,14 @@ def test_text_output_has_the_request_and_the_code(stub: Stubber, run_cli: Any) -
     assert result.err == ""
 
 
-def test_existing_pools_keep_their_priorities_and_overrides(stub: Stubber, run_cli: Any) -> None:
+def test_existing_pools_keep_their_priorities_and_overrides(stub: Stubber, cfn_stub: Stubber, run_cli: Any) -> None:
     cfg = copy.deepcopy(s.THREE_POOLS_CONFIG)
     cfg["ProductionVariants"][0]["InstancePools"] = [
         {"InstanceType": "ml.g6.48xlarge", "Priority": 3, "ModelNameOverride": "llm-70b-g6"},
         {"InstanceType": "ml.g6e.48xlarge", "Priority": 1},
     ]
     endpoint = s.endpoint("my-endpoint", cfg["EndpointConfigName"], [s.live_variant({"ml.g6e.48xlarge": 2})])
-    _live(stub, cfg, endpoint, {"Tags": []})
+    _live(stub, cfn_stub, cfg, endpoint, {"Tags": []})
     data = _json(run_cli, "--fallback", "ml.p4d.24xlarge")
     assert data["create_endpoint_config"]["ProductionVariants"][0]["InstancePools"] == [
         {"InstanceType": "ml.g6e.48xlarge", "Priority": 1},
@@ -119,7 +124,7 @@ def test_existing_pools_keep_their_priorities_and_overrides(stub: Stubber, run_c
     assert "InstancePool(instance_type=\"ml.g6.48xlarge\", model=model_g6_48xlarge, priority=3)" in data["pooled_endpoint_code"]
 
 
-def test_every_config_field_is_copied_and_code_gaps_are_named(stub: Stubber, run_cli: Any, sm: Any) -> None:
+def test_every_config_field_is_copied_and_code_gaps_are_named(stub: Stubber, cfn_stub: Stubber, run_cli: Any, sm: Any) -> None:
     cfg = s.config(
         "cpu-config",
         [
@@ -138,7 +143,7 @@ def test_every_config_field_is_copied_and_code_gaps_are_named(stub: Stubber, run
         EnableNetworkIsolation=True,
     )
     tags = {"Tags": [{"Key": "aws:cloudformation:stack-name", "Value": "legacy"}, {"Key": "team", "Value": "fraud"}]}
-    _live(stub, cfg, s.endpoint("my-endpoint", "cpu-config", [s.live_variant({"ml.c5.2xlarge": 2})]), tags)
+    _live(stub, cfn_stub, cfg, s.endpoint("my-endpoint", "cpu-config", [s.live_variant({"ml.c5.2xlarge": 2})]), tags)
     result = run_cli("migrate", "my-endpoint", "--fallback", "ml.c6i.2xlarge", "--json")
     assert result.code == 0, result.err
     data = json.loads(result.out)
@@ -160,7 +165,8 @@ def test_every_config_field_is_copied_and_code_gaps_are_named(stub: Stubber, run
         "ProductionVariants[AllTraffic].EnableSSMAccess\n"
     )
     assert any("not copied: tags reserved for AWS (aws:cloudformation:stack-name)" in n for n in data["notes"])
-    assert any("CloudFormation stack legacy manages this endpoint" in n for n in data["notes"])
+    # the tag is not the guard: CloudFormation answered that no stack owns the endpoint
+    assert data["cloudformation"]["state"] == "not_managed"
 
 
 REFUSALS = [
@@ -202,8 +208,8 @@ REFUSALS = [
 
 
 @pytest.mark.parametrize(("cfg", "args", "code", "message"), REFUSALS, ids=[r[3][:40] for r in REFUSALS])
-def test_refusals_name_the_reason(stub: Stubber, run_cli: Any, cfg: dict[str, Any], args: tuple[str, ...], code: int, message: str) -> None:
-    _live(stub, cfg)
+def test_refusals_name_the_reason(stub: Stubber, cfn_stub: Stubber, run_cli: Any, cfg: dict[str, Any], args: tuple[str, ...], code: int, message: str) -> None:
+    _live(stub, cfn_stub, cfg)
     result = run_cli("migrate", "my-endpoint", *args)
     assert result.code == code
     assert result.out == ""
@@ -219,17 +225,17 @@ def test_bad_model_override_is_refused_before_any_call(run_cli: Any) -> None:
     )
 
 
-def test_two_variants_need_a_choice(stub: Stubber, run_cli: Any) -> None:
+def test_two_variants_need_a_choice(stub: Stubber, cfn_stub: Stubber, run_cli: Any) -> None:
     cfg = copy.deepcopy(s.SINGLE_CONFIG)
     canary = dict(cfg["ProductionVariants"][0], VariantName="canary", InitialVariantWeight=0.1)
     cfg["ProductionVariants"].append(canary)
-    _live(stub, cfg)
+    _live(stub, cfn_stub, cfg)
     result = run_cli("migrate", "my-endpoint", *FALLBACKS)
     assert (result.code, result.err) == (
         2,
         "sagemaker-pools: error: config my-config has 2 production variants (primary, canary): choose one with --variant\n",
     )
-    _live(stub, cfg)
+    _live(stub, cfn_stub, cfg)
     data = _json(run_cli, *FALLBACKS, "--variant", "canary")
     primary, migrated = data["create_endpoint_config"]["ProductionVariants"]
     assert primary == s.SINGLE_CONFIG["ProductionVariants"][0]  # untouched
@@ -241,7 +247,8 @@ def test_a_field_create_does_not_accept_is_refused() -> None:
     live = dict(s.SINGLE_CONFIG, FutureFeature={"Enabled": True})
     members = {"EndpointConfigName", "ProductionVariants", "Tags"}
     with pytest.raises(OpsError) as caught:
-        build_plan(s.SINGLE_ENDPOINT, live, [], MigrateOptions(fallbacks=("ml.g6.48xlarge",)), create_members=members, now=NOW)
+        build_plan(s.SINGLE_ENDPOINT, live, [], MigrateOptions(fallbacks=("ml.g6.48xlarge",)), create_members=members,
+                   cloudformation=StackOwnership(s.SINGLE_ENDPOINT["EndpointArn"], "not_managed"), now=NOW)
     assert caught.value.message == (
         "cannot reproduce endpoint config my-config faithfully: DescribeEndpointConfig returned FutureFeature, which "
         "CreateEndpointConfig does not accept (upgrade boto3, or migrate by hand)"
@@ -283,9 +290,9 @@ def _no_scaling(aas_stub: Stubber) -> None:
 
 
 @pytest.fixture
-def applied(stub: Stubber, aas_stub: Stubber) -> Iterator[Stubber]:
+def applied(stub: Stubber, cfn_stub: Stubber, aas_stub: Stubber) -> Iterator[Stubber]:
     """The live endpoint, then the CreateEndpointConfig and UpdateEndpoint calls --apply must make."""
-    _live(stub, s.SINGLE_CONFIG)
+    _live(stub, cfn_stub, s.SINGLE_CONFIG)
     _no_scaling(aas_stub)
     stub.add_response("create_endpoint_config", {"EndpointConfigArn": s.arn("endpoint-config", NEW)}, EXPECTED_REQUEST)
     stub.add_response(
@@ -394,8 +401,8 @@ def test_json_apply_that_fails_prints_the_plan_and_the_error(applied: Stubber, r
     assert result.err.splitlines()[-1] == f"sagemaker-pools: error: {message}"
 
 
-def test_json_apply_whose_call_is_refused_says_so_in_the_document(stub: Stubber, aas_stub: Stubber, run_cli: Any) -> None:
-    _live(stub, s.SINGLE_CONFIG)
+def test_json_apply_whose_call_is_refused_says_so_in_the_document(stub: Stubber, cfn_stub: Stubber, aas_stub: Stubber, run_cli: Any) -> None:
+    _live(stub, cfn_stub, s.SINGLE_CONFIG)
     _no_scaling(aas_stub)
     stub.add_client_error("create_endpoint_config", service_error_code="ResourceLimitExceeded", service_message="too many configs")
     result = run_cli("migrate", "my-endpoint", *FALLBACKS, "--apply", "--json")
@@ -405,24 +412,14 @@ def test_json_apply_whose_call_is_refused_says_so_in_the_document(stub: Stubber,
     assert result.err.splitlines()[-1] == f"sagemaker-pools: error: {document['error']}"
 
 
-def test_apply_refuses_a_cloudformation_managed_endpoint(stub: Stubber, run_cli: Any) -> None:
-    _live(stub, s.SINGLE_CONFIG, tags={"Tags": [{"Key": "aws:cloudformation:stack-name", "Value": "llm-stack"}]})
-    result = run_cli("migrate", "my-endpoint", *FALLBACKS, "--apply")
-    assert result.code == 1
-    assert result.err.splitlines()[-1] == (
-        "sagemaker-pools: error: refusing to --apply: CloudFormation stack llm-stack manages endpoint my-endpoint; "
-        "deploy the PooledEndpoint change through the stack instead"
-    )
-
-
-def test_apply_refuses_an_endpoint_that_is_not_in_service(stub: Stubber, run_cli: Any) -> None:
-    _live(stub, s.SINGLE_CONFIG, s.endpoint("my-endpoint", "my-config", [s.live_variant({"ml.g6e.48xlarge": 3}, name="primary")], status="Updating"))
+def test_apply_refuses_an_endpoint_that_is_not_in_service(stub: Stubber, cfn_stub: Stubber, run_cli: Any) -> None:
+    _live(stub, cfn_stub, s.SINGLE_CONFIG, s.endpoint("my-endpoint", "my-config", [s.live_variant({"ml.g6e.48xlarge": 3}, name="primary")], status="Updating"))
     result = run_cli("migrate", "my-endpoint", *FALLBACKS, "--apply")
     assert result.code == 1
     assert "error: endpoint my-endpoint is Updating: UpdateEndpoint needs it InService" in result.err
 
 
-def test_apply_keeps_the_deployment_config_and_can_reset_the_count(stub: Stubber, aas_stub: Stubber, run_cli: Any) -> None:
+def test_apply_keeps_the_deployment_config_and_can_reset_the_count(stub: Stubber, cfn_stub: Stubber, aas_stub: Stubber, run_cli: Any) -> None:
     endpoint = dict(
         s.SINGLE_ENDPOINT,
         LastDeploymentConfig={
@@ -432,7 +429,7 @@ def test_apply_keeps_the_deployment_config_and_can_reset_the_count(stub: Stubber
             }
         },
     )
-    _live(stub, s.SINGLE_CONFIG, endpoint)
+    _live(stub, cfn_stub, s.SINGLE_CONFIG, endpoint)
     _no_scaling(aas_stub)
     stub.add_response(
         "create_endpoint_config",

@@ -15,6 +15,7 @@ from typing import Any
 import ops_samples as s
 import pytest
 from botocore.stub import ANY, Stubber
+from ops_support import not_managed
 
 NEW = "my-config-pools-20261129101500"
 FALLBACKS = ("--fallback", "ml.g6.48xlarge", "--fallback", "ml.p4d.24xlarge")
@@ -147,6 +148,7 @@ RECORD_CALLS = [
     "sagemaker:DescribeEndpoint",
     "sagemaker:DescribeEndpointConfig",
     "sagemaker:ListTags",
+    "cloudformation:DescribeStackResources",
     "application-autoscaling:DescribeScalableTargets",
     "application-autoscaling:ListTagsForResource",
     "application-autoscaling:DescribeScalingPolicies",
@@ -162,11 +164,12 @@ RESTORE_CALLS = [
 ]
 
 
-def _recorded(stub: Stubber, aas_stub: Stubber, cw_stub: Stubber) -> None:
-    """The live endpoint and its autoscaling, as the describe calls return them."""
+def _recorded(stub: Stubber, aas_stub: Stubber, cw_stub: Stubber, cfn_stub: Stubber) -> None:
+    """The live endpoint (no stack owns it) and its autoscaling, as the describe calls return them."""
     stub.add_response("describe_endpoint", LIVE, {"EndpointName": "my-endpoint"})
     stub.add_response("describe_endpoint_config", s.SINGLE_CONFIG, {"EndpointConfigName": "my-config"})
     stub.add_response("list_tags", s.SINGLE_TAGS, {"ResourceArn": s.SINGLE_CONFIG["EndpointConfigArn"]})
+    not_managed(cfn_stub, LIVE["EndpointArn"])
     aas_stub.add_response("describe_scalable_targets", {"ScalableTargets": [TARGET]}, {"ResourceIds": [RESOURCE_ID], **WHERE})
     aas_stub.add_response("list_tags_for_resource", {"Tags": {"team": "ml-platform"}}, {"ResourceARN": TARGET_ARN})
     aas_stub.add_response("describe_scaling_policies", {"ScalingPolicies": [TRACKING, STEP]}, {"ResourceId": RESOURCE_ID, **WHERE})
@@ -206,9 +209,9 @@ def _restore_json(out: str) -> dict[str, Any]:
 
 
 def test_apply_deregisters_updates_waits_and_restores_the_same_scaling(
-    stub: Stubber, aas_stub: Stubber, cw_stub: Stubber, run_cli: Any, calls: list[str]
+    stub: Stubber, aas_stub: Stubber, cw_stub: Stubber, cfn_stub: Stubber, run_cli: Any, calls: list[str]
 ) -> None:
-    _recorded(stub, aas_stub, cw_stub)
+    _recorded(stub, aas_stub, cw_stub, cfn_stub)
     _created_and_deregistered(stub, aas_stub)
     _updated(stub)
     stub.add_response("describe_endpoint", DONE, {"EndpointName": "my-endpoint"})
@@ -237,9 +240,9 @@ def test_apply_deregisters_updates_waits_and_restores_the_same_scaling(
 
 
 def test_an_unchanged_policy_arn_leaves_the_alarm_alone(
-    stub: Stubber, aas_stub: Stubber, cw_stub: Stubber, run_cli: Any, calls: list[str]
+    stub: Stubber, aas_stub: Stubber, cw_stub: Stubber, cfn_stub: Stubber, run_cli: Any, calls: list[str]
 ) -> None:
-    _recorded(stub, aas_stub, cw_stub)
+    _recorded(stub, aas_stub, cw_stub, cfn_stub)
     _created_and_deregistered(stub, aas_stub)
     _updated(stub)
     stub.add_response("describe_endpoint", DONE, {"EndpointName": "my-endpoint"})
@@ -252,9 +255,9 @@ def test_an_unchanged_policy_arn_leaves_the_alarm_alone(
 
 
 def test_an_update_endpoint_error_restores_the_scaling(
-    stub: Stubber, aas_stub: Stubber, cw_stub: Stubber, run_cli: Any, calls: list[str]
+    stub: Stubber, aas_stub: Stubber, cw_stub: Stubber, cfn_stub: Stubber, run_cli: Any, calls: list[str]
 ) -> None:
-    _recorded(stub, aas_stub, cw_stub)
+    _recorded(stub, aas_stub, cw_stub, cfn_stub)
     _created_and_deregistered(stub, aas_stub)
     stub.add_client_error(
         "update_endpoint",
@@ -289,9 +292,9 @@ def test_an_update_endpoint_error_restores_the_scaling(
     ids=["failed", "rolled-back"],
 )
 def test_a_failed_or_rolled_back_update_restores_the_scaling(
-    stub: Stubber, aas_stub: Stubber, cw_stub: Stubber, run_cli: Any, calls: list[str], ending: dict[str, Any], message: str
+    stub: Stubber, aas_stub: Stubber, cw_stub: Stubber, cfn_stub: Stubber, run_cli: Any, calls: list[str], ending: dict[str, Any], message: str
 ) -> None:
-    _recorded(stub, aas_stub, cw_stub)
+    _recorded(stub, aas_stub, cw_stub, cfn_stub)
     _created_and_deregistered(stub, aas_stub)
     _updated(stub)
     stub.add_response("describe_endpoint", ending, {"EndpointName": "my-endpoint"})
@@ -303,9 +306,9 @@ def test_a_failed_or_rolled_back_update_restores_the_scaling(
     assert result.err.count("error:") == 1
 
 
-def _a_rollback_whose_restore_fails(stub: Stubber, aas_stub: Stubber, cw_stub: Stubber) -> None:
+def _a_rollback_whose_restore_fails(stub: Stubber, aas_stub: Stubber, cw_stub: Stubber, cfn_stub: Stubber) -> None:
     """An autoscaled variant's update rolls back, and registering its target again is refused."""
-    _recorded(stub, aas_stub, cw_stub)
+    _recorded(stub, aas_stub, cw_stub, cfn_stub)
     _created_and_deregistered(stub, aas_stub)
     _updated(stub)
     stub.add_response("describe_endpoint", ROLLED_BACK, {"EndpointName": "my-endpoint"})
@@ -313,9 +316,9 @@ def _a_rollback_whose_restore_fails(stub: Stubber, aas_stub: Stubber, cw_stub: S
 
 
 def test_a_failed_restore_prints_the_requests_and_says_both(
-    stub: Stubber, aas_stub: Stubber, cw_stub: Stubber, run_cli: Any, calls: list[str]
+    stub: Stubber, aas_stub: Stubber, cw_stub: Stubber, cfn_stub: Stubber, run_cli: Any, calls: list[str]
 ) -> None:
-    _a_rollback_whose_restore_fails(stub, aas_stub, cw_stub)
+    _a_rollback_whose_restore_fails(stub, aas_stub, cw_stub, cfn_stub)
     result = run_cli("migrate", "my-endpoint", *FALLBACKS, "--apply")
     assert result.code == 1
     assert result.err.splitlines()[-1] == (
@@ -332,9 +335,9 @@ def test_a_failed_restore_prints_the_requests_and_says_both(
 
 
 def test_with_json_a_failed_restore_is_in_the_one_document(
-    stub: Stubber, aas_stub: Stubber, cw_stub: Stubber, run_cli: Any, calls: list[str]
+    stub: Stubber, aas_stub: Stubber, cw_stub: Stubber, cfn_stub: Stubber, run_cli: Any, calls: list[str]
 ) -> None:
-    _a_rollback_whose_restore_fails(stub, aas_stub, cw_stub)
+    _a_rollback_whose_restore_fails(stub, aas_stub, cw_stub, cfn_stub)
     result = run_cli("migrate", "my-endpoint", *FALLBACKS, "--apply", "--json")
     assert result.code == 1
     document = json.loads(result.out)  # the plan, the error and the restore requests: one document
@@ -348,9 +351,9 @@ def test_with_json_a_failed_restore_is_in_the_one_document(
 
 
 def test_a_wait_timeout_leaves_the_target_deregistered_and_prints_how_to_restore(
-    stub: Stubber, aas_stub: Stubber, cw_stub: Stubber, run_cli: Any, calls: list[str]
+    stub: Stubber, aas_stub: Stubber, cw_stub: Stubber, cfn_stub: Stubber, run_cli: Any, calls: list[str]
 ) -> None:
-    _recorded(stub, aas_stub, cw_stub)
+    _recorded(stub, aas_stub, cw_stub, cfn_stub)
     _created_and_deregistered(stub, aas_stub)
     _updated(stub)
     updating = dict(LIVE, EndpointStatus="Updating")
@@ -369,9 +372,9 @@ def test_a_wait_timeout_leaves_the_target_deregistered_and_prints_how_to_restore
 
 
 def test_no_wait_is_refused_for_an_autoscaled_variant_before_any_change(
-    stub: Stubber, aas_stub: Stubber, cw_stub: Stubber, run_cli: Any, calls: list[str]
+    stub: Stubber, aas_stub: Stubber, cw_stub: Stubber, cfn_stub: Stubber, run_cli: Any, calls: list[str]
 ) -> None:
-    _recorded(stub, aas_stub, cw_stub)
+    _recorded(stub, aas_stub, cw_stub, cfn_stub)
     result = run_cli("migrate", "my-endpoint", *FALLBACKS, "--apply", "--no-wait")
     assert (result.code, result.err.splitlines()[-1]) == (
         2,
@@ -381,10 +384,13 @@ def test_no_wait_is_refused_for_an_autoscaled_variant_before_any_change(
     assert calls == RECORD_CALLS
 
 
-def test_a_denied_autoscaling_call_names_its_own_permission(stub: Stubber, aas_stub: Stubber, run_cli: Any, calls: list[str]) -> None:
+def test_a_denied_autoscaling_call_names_its_own_permission(
+    stub: Stubber, aas_stub: Stubber, cfn_stub: Stubber, run_cli: Any, calls: list[str]
+) -> None:
     stub.add_response("describe_endpoint", LIVE, {"EndpointName": "my-endpoint"})
     stub.add_response("describe_endpoint_config", s.SINGLE_CONFIG, {"EndpointConfigName": "my-config"})
     stub.add_response("list_tags", s.SINGLE_TAGS, {"ResourceArn": s.SINGLE_CONFIG["EndpointConfigArn"]})
+    not_managed(cfn_stub, LIVE["EndpointArn"])
     aas_stub.add_client_error("describe_scalable_targets", service_error_code="AccessDeniedException", service_message="denied")
     result = run_cli("migrate", "my-endpoint", *FALLBACKS, "--apply")
     assert (result.code, result.err.splitlines()[-1]) == (

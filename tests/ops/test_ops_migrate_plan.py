@@ -16,11 +16,13 @@ from ops_support import NOW
 
 from sagemaker_pools.ops.errors import EXIT_FAILURE, EXIT_USAGE, OpsError
 from sagemaker_pools.ops.migrate import MigrateOptions, MigrationPlan, build_plan, default_config_name
+from sagemaker_pools.ops.stack_owner import StackOwnership
 
 #: CreateEndpointConfig's input members, from the service model (what the CLI passes too).
 CREATE_MEMBERS = frozenset(
     botocore.session.get_session().get_service_model("sagemaker").operation_model("CreateEndpointConfig").input_shape.members
 )
+NOT_MANAGED = StackOwnership(s.SINGLE_ENDPOINT["EndpointArn"], "not_managed")
 KMS = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
 ROUTING_NOTE = (
     ": on a mixed fleet the launch post recommends LEAST_OUTSTANDING_REQUESTS, so that slower fallback instances get fewer requests"
@@ -37,6 +39,7 @@ def _plan(
         tags if tags is not None else [],
         MigrateOptions(**options),
         create_members=CREATE_MEMBERS,
+        cloudformation=NOT_MANAGED,
         now=NOW,
     )
 
@@ -227,7 +230,7 @@ def test_types_the_live_config_uses_are_taken_even_when_unknown_to_the_library()
 # -- notes -----------------------------------------------------------------------------------
 
 
-def test_notes_name_system_tags_the_stack_routing_and_a_count_reset() -> None:
+def test_notes_name_system_tags_routing_and_a_count_reset_but_the_tags_name_no_stack() -> None:
     cfg = s.with_variant(s.SINGLE_CONFIG, RoutingConfig=None)
     tags = [
         {"Key": "team", "Value": "ml"},
@@ -237,13 +240,12 @@ def test_notes_name_system_tags_the_stack_routing_and_a_count_reset() -> None:
     plan = _plan(cfg, tags, retain_instance_count=False)
     assert plan.notes == (
         "not copied: tags reserved for AWS (aws:cloudformation:logical-id, aws:cloudformation:stack-name)",
-        "CloudFormation stack legacy manages this endpoint: change it there (the PooledEndpoint code), because an update "
-        "made outside the stack is drift that the next stack update undoes; --apply refuses",
         "routing is the default (RANDOM)" + ROUTING_NOTE,
         "the update resets the instance count to InitialInstanceCount (--reset-instance-count)",
     )
     assert plan.user_tags == {"team": "ml"}
-    assert plan.cloudformation_stack == "legacy"
+    # who owns the endpoint is CloudFormation's answer, passed in; the tags do not override it
+    assert plan.cloudformation == NOT_MANAGED
 
 
 def test_a_named_routing_strategy_other_than_least_outstanding_is_noted() -> None:

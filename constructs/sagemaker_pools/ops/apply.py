@@ -52,13 +52,24 @@ def apply_plan(
     update, an interrupt), the requests that restore it are printed as JSON on stdout, or, with
     ``restore_out``, appended to it (``{"operation", "request"}`` each) for the caller to print.
 
+    Refuses (before any change) when a CloudFormation stack manages the endpoint, or when
+    CloudFormation could not be asked (``plan.cloudformation``).
+
     Returns True when the endpoint is InService on the new config, False when not waiting.
     Raises :class:`OpsError` when the endpoint cannot be updated or the update fails.
     """
-    if plan.cloudformation_stack:
+    owner = plan.cloudformation
+    if owner.state == "managed":
+        logical = f" (logical id {owner.logical_id})" if owner.logical_id else ""
         raise OpsError(
-            f"refusing to --apply: CloudFormation stack {plan.cloudformation_stack} manages endpoint "
-            f"{plan.endpoint_name}; deploy the PooledEndpoint change through the stack instead"
+            f"refusing to --apply: CloudFormation stack {owner.stack_name} manages endpoint {plan.endpoint_name}{logical}; "
+            "deploy the PooledEndpoint change through the stack instead"
+        )
+    if owner.state == "unknown":
+        # Fail closed: an update behind a stack's back is drift, and the permission is read-only and cheap to grant.
+        raise OpsError(
+            f"refusing to --apply: cannot tell whether a CloudFormation stack manages endpoint {plan.endpoint_name}: "
+            f"{owner.reason}; grant it (read-only) and retry"
         )
     if plan.endpoint_status != "InService":
         raise OpsError(

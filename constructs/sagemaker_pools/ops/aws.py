@@ -85,6 +85,10 @@ class Clients:
         """The CloudWatch client."""
         return self.client("cloudwatch")
 
+    def cloudformation(self) -> Any:
+        """The CloudFormation client (``migrate`` asks it which stack, if any, owns the endpoint)."""
+        return self.client("cloudformation")
+
     def region(self) -> str:
         """The region the clients call (raises ``NoRegionError`` when none is configured)."""
         from botocore.exceptions import NoRegionError

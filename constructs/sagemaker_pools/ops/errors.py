@@ -22,7 +22,7 @@ from botocore.exceptions import (
     TokenRetrievalError,
 )
 
-__all__ = ["OpsError", "explain", "EXIT_FAILURE", "EXIT_USAGE", "EXIT_INTERRUPTED"]
+__all__ = ["OpsError", "explain", "error_code", "DENIED_CODES", "EXIT_FAILURE", "EXIT_USAGE", "EXIT_INTERRUPTED"]
 
 #: A failure: AWS said no, the resource is missing or in the wrong state, an update failed.
 EXIT_FAILURE = 1
@@ -32,7 +32,7 @@ EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
 _NOT_FOUND_CODES = frozenset({"ResourceNotFound", "ResourceNotFoundException", "NotFoundException"})
-_DENIED_CODES = frozenset({"AccessDenied", "AccessDeniedException", "UnauthorizedOperation"})
+DENIED_CODES = frozenset({"AccessDenied", "AccessDeniedException", "UnauthorizedOperation"})
 _BAD_CREDENTIALS_CODES = frozenset(
     {
         "UnrecognizedClientException",
@@ -57,7 +57,7 @@ _RESOURCE_OF = {
 }
 
 # The IAM service prefix of the operations that are not SageMaker's (migrate --apply on an autoscaled variant,
-# simulate --traffic-from).
+# simulate --traffic-from, migrate's CloudFormation question, status --check-metrics).
 _SERVICE_OF = {
     **{
         op: "application-autoscaling"
@@ -72,11 +72,8 @@ _SERVICE_OF = {
             "PutScheduledAction",
         )
     },
-    "DescribeAlarms": "cloudwatch",
-    "PutMetricAlarm": "cloudwatch",
-    # simulate --traffic-from
-    "ListMetrics": "cloudwatch",
-    "GetMetricData": "cloudwatch",
+    **{op: "cloudwatch" for op in ("DescribeAlarms", "PutMetricAlarm", "ListMetrics", "GetMetricData", "GetDashboard")},
+    "DescribeStackResources": "cloudformation",
 }
 
 
@@ -132,17 +129,21 @@ def explain(exc: BaseException, *, max_attempts: int) -> OpsError:
     return OpsError(f"unexpected error: {type(exc).__name__}: {exc} (run with --debug for the traceback)")
 
 
-def _explain_client_error(exc: ClientError, max_attempts: int) -> OpsError:
+def error_code(exc: ClientError) -> tuple[str, str]:
+    """``(code, message)`` of a service error (``"Unknown"`` / ``"(no message)"`` when AWS sent none)."""
     error = exc.response.get("Error", {})
-    code = str(error.get("Code", "Unknown"))
-    message = str(error.get("Message", "")).strip() or "(no message)"
+    return str(error.get("Code", "Unknown")), str(error.get("Message", "")).strip() or "(no message)"
+
+
+def _explain_client_error(exc: ClientError, max_attempts: int) -> OpsError:
+    code, message = error_code(exc)
     operation = exc.operation_name
     if code in _THROTTLING_CODES:
         return OpsError(
             f"throttled: AWS kept refusing {operation} with {code} ({message}) for all {max_attempts} attempts "
             "(botocore standard retry mode); wait a minute and retry, or raise --max-attempts"
         )
-    if code in _DENIED_CODES:
+    if code in DENIED_CODES:
         service = _SERVICE_OF.get(operation, "sagemaker")
         return OpsError(f"access denied: {operation}: {message} (the caller needs {service}:{operation})")
     if code in _BAD_CREDENTIALS_CODES:

@@ -17,6 +17,8 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from .errors import error_code
+
 __all__ = [
     "PoolState",
     "StageState",
@@ -173,8 +175,8 @@ def _describe_config(sm: Any, name: str, notes: list[str]) -> Mapping[str, Any] 
     try:
         return sm.describe_endpoint_config(EndpointConfigName=name)  # type: ignore[no-any-return]
     except ClientError as exc:
-        error = exc.response.get("Error", {})
-        if error.get("Code") == "ValidationException" and str(error.get("Message", "")).startswith("Could not find"):
+        code, message = error_code(exc)
+        if code == "ValidationException" and message.startswith("Could not find"):
             notes.append(f"endpoint configuration {name} no longer exists: pool priorities and models are unknown")
             return None
         raise

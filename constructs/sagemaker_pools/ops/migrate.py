@@ -19,6 +19,7 @@ from ..errors import PoolConfigError
 from ..instance_types import check_instance_type, has_instance_storage
 from ..pools import MAX_POOLS, MAX_PRIORITY, InstancePool, resolve_pools
 from .errors import EXIT_USAGE, OpsError
+from .stack_owner import StackOwnership
 
 __all__ = [
     "MigrateOptions",
@@ -27,13 +28,10 @@ __all__ = [
     "build_plan",
     "default_config_name",
     "DEFAULT_PROVISION_TIMEOUT_S",
-    "CFN_STACK_TAG",
 ]
 
 #: The launch post's starting value for large GPU types (PooledEndpoint's default too).
 DEFAULT_PROVISION_TIMEOUT_S = 1200
-#: Tag CloudFormation puts on the resources it creates.
-CFN_STACK_TAG = "aws:cloudformation:stack-name"
 # DescribeEndpointConfig output members that describe the config rather than configure it.
 _METADATA = frozenset({"EndpointConfigName", "EndpointConfigArn", "CreationTime", "ResponseMetadata"})
 _MODEL_NAME = re.compile(r"^[a-zA-Z0-9]([\-a-zA-Z0-9]*[a-zA-Z0-9])?$")
@@ -84,7 +82,8 @@ class MigrationPlan:
         update_request: the UpdateEndpoint parameters.
         config: the live config (DescribeEndpointConfig output) the plan was built from.
         user_tags: the config's tags that are copied (``aws:`` tags cannot be set by users).
-        cloudformation_stack: the stack that owns the config, if CloudFormation made it.
+        cloudformation: which CloudFormation stack, if any, owns the endpoint (``--apply`` refuses
+            unless none does).
         deployment_config: the endpoint's last deployment config, if any.
         notes: remarks for the user.
     """
@@ -101,7 +100,7 @@ class MigrationPlan:
     update_request: dict[str, Any]
     config: Mapping[str, Any]
     user_tags: Mapping[str, str]
-    cloudformation_stack: str | None
+    cloudformation: StackOwnership
     deployment_config: Mapping[str, Any] | None
     notes: tuple[str, ...]
 
@@ -124,6 +123,7 @@ def build_plan(
     options: MigrateOptions,
     *,
     create_members: Collection[str],
+    cloudformation: StackOwnership,
     now: dt.datetime,
 ) -> MigrationPlan:
     """Plan the migration, or raise :class:`OpsError` with the reason it cannot be done.
@@ -135,6 +135,7 @@ def build_plan(
         options: the user's choices.
         create_members: the members of CreateEndpointConfig's input (from the service model):
             any other field of the live config cannot be reproduced and makes the plan fail.
+        cloudformation: what CloudFormation says about the endpoint (:func:`.stack_owner.stack_ownership`).
         now: the current time (for the default config name).
     """
     variant = _pick_variant(config, options.variant)
@@ -175,8 +176,7 @@ def build_plan(
     if endpoint.get("LastDeploymentConfig"):
         update["RetainDeploymentConfig"] = True
 
-    stack = next((t["Value"] for t in tags if t["Key"] == CFN_STACK_TAG), None)
-    notes = _notes(variant, tags, stack, options.retain_instance_count)
+    notes = _notes(variant, tags, options.retain_instance_count)
     return MigrationPlan(
         endpoint_name=endpoint["EndpointName"],
         endpoint_status=endpoint["EndpointStatus"],
@@ -190,7 +190,7 @@ def build_plan(
         update_request=update,
         config=config,
         user_tags=user_tags,
-        cloudformation_stack=stack,
+        cloudformation=cloudformation,
         deployment_config=endpoint.get("LastDeploymentConfig"),
         notes=notes,
     )
@@ -317,18 +317,12 @@ def _pool_entry(pool: InstancePool) -> dict[str, Any]:
 def _notes(
     variant: Mapping[str, Any],
     tags: Sequence[Mapping[str, str]],
-    stack: str | None,
     retain: bool,
 ) -> tuple[str, ...]:
     notes = []
     system = sorted(t["Key"] for t in tags if t["Key"].startswith("aws:"))
     if system:
         notes.append(f"not copied: tags reserved for AWS ({', '.join(system)})")
-    if stack:
-        notes.append(
-            f"CloudFormation stack {stack} manages this endpoint: change it there (the PooledEndpoint code), "
-            "because an update made outside the stack is drift that the next stack update undoes; --apply refuses"
-        )
     routing = (variant.get("RoutingConfig") or {}).get("RoutingStrategy")
     if routing != "LEAST_OUTSTANDING_REQUESTS":
         notes.append(

@@ -16,6 +16,7 @@ from .errors import EXIT_USAGE, OpsError, explain
 from .fleet import fetch_endpoint_state
 from .migrate import MigrateOptions, MigrationPlan, build_plan
 from .migrate_code import code_gaps, pooled_endpoint_code
+from .stack_owner import stack_ownership
 from .status import render_text, state_to_json
 from .table import render_table
 
@@ -109,6 +110,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         tags,
         options,
         create_members=set(model.operation_model("CreateEndpointConfig").input_shape.members),
+        cloudformation=stack_ownership(ctx.clients.cloudformation(), endpoint["EndpointArn"]),
         now=ctx.now(),
     )
     for operation, request in (("CreateEndpointConfig", plan.create_request), ("UpdateEndpoint", plan.update_request)):
@@ -158,7 +160,8 @@ def _apply_json(sm: Any, plan: MigrationPlan, ctx: Context, args: argparse.Names
 
 
 def plan_to_json(plan: MigrationPlan, code: str | None, gaps: list[str]) -> dict[str, Any]:
-    """The plan for tooling: both requests, the pools, the code (or why there is none) and the notes."""
+    """The plan for tooling: both requests, the pools, the code (or why there is none), who owns the
+    endpoint in CloudFormation, and the notes."""
     return {
         "endpoint": plan.endpoint_name,
         "variant": plan.variant_name,
@@ -172,6 +175,7 @@ def plan_to_json(plan: MigrationPlan, code: str | None, gaps: list[str]) -> dict
         "update_endpoint": plan.update_request,
         "pooled_endpoint_code": code,
         "code_gaps": gaps,
+        "cloudformation": plan.cloudformation.to_json(),
         "notes": list(plan.notes),
     }
 
@@ -190,6 +194,7 @@ def render_plan(plan: MigrationPlan, code: str | None, gaps: list[str]) -> str:
         f"  provision timeout {variant['VariantInstanceProvisionTimeoutInSeconds']} s; "
         + ("live instance count kept (RetainAllVariantProperties)" if plan.update_request.get("RetainAllVariantProperties") else "instance count reset to InitialInstanceCount"),
     ]
+    lines.append(f"  {plan.cloudformation.summary()}")
     lines += [f"  note: {note}" for note in plan.notes]
     lines += [
         "",

@@ -1,4 +1,8 @@
-"""``sagemaker-pools status ENDPOINT``: the hardware an endpoint landed on, pool by pool."""
+"""``sagemaker-pools status ENDPOINT``: the hardware an endpoint landed on, pool by pool.
+
+With ``--check-metrics`` it also asks whether every metric the endpoint's alarms, scaling policies
+(and ``--dashboard`` dashboards) read exists (:mod:`.metric_check`), and exits 1 when one does not.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,9 @@ from collections.abc import Callable
 from typing import Any
 
 from .context import Context
+from .errors import EXIT_USAGE, OpsError
+from .metric_check import check_metrics, check_to_json, render_check
+from .metric_reads import read_metrics
 from .names import sagemaker_name
 from .fleet import ComponentState, EndpointState, PendingState, PoolState, VariantState, fetch_endpoint_state
 from .table import render_table
@@ -32,12 +39,30 @@ def add_parser(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--interval", type=float, default=10.0, metavar="SECONDS", help="seconds between refreshes (default: 10)"
     )
+    p.add_argument(
+        "--check-metrics",
+        action="store_true",
+        help="check that every metric the endpoint's alarms and scaling policies read exists (ListMetrics); exit 1 if not",
+    )
+    p.add_argument(
+        "--dashboard",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="with --check-metrics: also check the metrics of this CloudWatch dashboard (repeat)",
+    )
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
     """Print the status once, or refresh it every ``--interval`` seconds with ``--watch``."""
     sm = ctx.clients.sagemaker()
+    if args.dashboard and not args.check_metrics:
+        raise OpsError("--dashboard needs --check-metrics", EXIT_USAGE)
+    if args.check_metrics:
+        if args.watch:
+            raise OpsError("--check-metrics runs once: it cannot be combined with --watch", EXIT_USAGE)
+        return _show_with_metric_check(args, ctx, fetch_endpoint_state(sm, args.endpoint))
 
     def show() -> None:
         state = fetch_endpoint_state(sm, args.endpoint)
@@ -57,6 +82,21 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         show()
         return 0
     return watch(show, interval=args.interval, sleep=ctx.sleep)
+
+
+def _show_with_metric_check(args: argparse.Namespace, ctx: Context, state: EndpointState) -> int:
+    """The status and the metric check (text, or one JSON document with ``metric_check``); exit 1 on a missing metric."""
+    cw = ctx.clients.cloudwatch()
+    reads = read_metrics(cw, ctx.clients.autoscaling(), state, dashboards=args.dashboard, region=ctx.clients.region())
+    check = check_metrics(cw, reads, state)
+    if args.json:
+        ctx.print(json.dumps({**state_to_json(state), "metric_check": check_to_json(check)}, indent=2))
+    else:
+        ctx.print(render_text(state) + "\n\n" + render_check(check, state.name))
+    error = check.error()
+    if error is not None:
+        raise error
+    return 0
 
 
 def watch(show: Callable[[], None], *, interval: float, sleep: Callable[[float], None]) -> int:

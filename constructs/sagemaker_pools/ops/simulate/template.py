@@ -22,6 +22,7 @@ from typing import Any
 from ...hardware import hardware_of
 from ...metric_math import MetricMathError, check_queries
 from ..errors import EXIT_USAGE, OpsError
+from ..scaling_metrics import PREDEFINED, customized_queries, predefined_queries
 
 __all__ = [
     "Pool",
@@ -473,28 +474,13 @@ def _alarms(template: Mapping[str, Any], resolve: _Resolver) -> dict[str, AlarmS
     return alarms
 
 
-#: Predefined SageMaker metrics of target tracking, as the metric each one reads.
-_PREDEFINED = {
-    "SageMakerVariantInvocationsPerInstance": ("AWS/SageMaker", "InvocationsPerInstance", "Sum", "variant"),
-    "SageMakerVariantConcurrentRequestsPerModelHighResolution": ("AWS/SageMaker", "ConcurrentRequestsPerModel", "Maximum", "variant"),
-    "SageMakerInferenceComponentInvocationsPerCopy": ("AWS/SageMaker", "InvocationsPerCopy", "Sum", "component"),
-    "SageMakerInferenceComponentConcurrentRequestsPerCopyHighResolution": ("AWS/SageMaker", "ConcurrentRequestsPerCopy", "Maximum", "component"),
-}
-
-
 def _predefined_queries(kind: str, resource_id: str) -> list[dict[str, Any]]:
-    if kind not in _PREDEFINED:
-        raise OpsError(f"predefined metric {kind} is not simulated (known: {', '.join(sorted(_PREDEFINED))})", EXIT_USAGE)
-    namespace, name, stat, scope = _PREDEFINED[kind]
-    parts = resource_id.split("/")
-    if scope == "variant" and len(parts) == 4:
-        dimensions = [{"Name": "EndpointName", "Value": parts[1]}, {"Name": "VariantName", "Value": parts[3]}]
-    elif scope == "component" and len(parts) == 2:
-        dimensions = [{"Name": "InferenceComponentName", "Value": parts[1]}]
-    else:
+    if kind not in PREDEFINED:
+        raise OpsError(f"predefined metric {kind} is not simulated (known: {', '.join(sorted(PREDEFINED))})", EXIT_USAGE)
+    queries = predefined_queries(kind, resource_id)
+    if queries is None:
         raise OpsError(f"predefined metric {kind} does not fit scalable target {resource_id}", EXIT_USAGE)
-    metric = {"Namespace": namespace, "MetricName": name, "Dimensions": dimensions}
-    return [{"Id": "m1", "ReturnData": True, "MetricStat": {"Metric": metric, "Stat": stat}}]
+    return queries
 
 
 def _scaling(
@@ -526,7 +512,7 @@ def _scaling(
             config = p.get("TargetTrackingScalingPolicyConfiguration", {})
             if "CustomizedMetricSpecification" in config:
                 spec = config["CustomizedMetricSpecification"]
-                queries = resolve.value(spec["Metrics"]) if "Metrics" in spec else _single_metric(resolve.value(spec))
+                queries = customized_queries(resolve.value(spec))
             else:
                 kind = config.get("PredefinedMetricSpecification", {}).get("PredefinedMetricType", "")
                 queries = _predefined_queries(kind, resource_id)
@@ -574,11 +560,6 @@ def _scaling(
         target_tracking=tuple(tracking),
         steps=tuple(steps),
     )
-
-
-def _single_metric(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
-    metric = {"Namespace": spec.get("Namespace", ""), "MetricName": spec.get("MetricName", ""), "Dimensions": spec.get("Dimensions", [])}
-    return [{"Id": "m1", "ReturnData": True, "MetricStat": {"Metric": metric, "Stat": spec.get("Statistic", "Average")}}]
 
 
 def _bound(value: Any) -> float | None:
