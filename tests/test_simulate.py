@@ -289,6 +289,8 @@ def _comparable(document: dict[str, Any]) -> dict[str, Any]:
     document["activities"] = [(a["minute"], a["from"], a["to"]) for a in document["activities"]]
     document.pop("endpoint")
     document.pop("scaling")
+    unpublished = document["summary"]["reads_unpublished"]
+    document["summary"]["reads_unpublished"] = sorted(tuple(metrics) for metrics in unpublished.values())
     return document
 
 
