@@ -84,6 +84,10 @@ class Clients:
         """The CloudWatch client."""
         return self.client("cloudwatch")
 
+    def s3(self) -> Any:
+        """The S3 client (``gate --from-capture s3://...`` reads data capture files with it)."""
+        return self.client("s3")
+
     def region(self) -> str:
         """The region the clients call (raises ``NoRegionError`` when none is configured)."""
         from botocore.exceptions import NoRegionError
