@@ -177,6 +177,25 @@ def test_decoding_is_made_deterministic_and_said_so(baseline: LocalRuntimeServer
         assert report["decoding"] is None
 
 
+def test_the_bodies_sent_are_the_deterministic_ones(baseline: LocalRuntimeServer, prompts: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sagemaker_pools.ops import gate_cmd
+
+    sent: list[tuple[bytes, ...]] = []
+    real = gate_cmd.send_pairs
+
+    def recording(bodies: Any, **kwargs: Any) -> Any:
+        sent.append(tuple(bodies))
+        return real(bodies, **kwargs)
+
+    monkeypatch.setattr(gate_cmd, "send_pairs", recording)
+    with LocalRuntimeServer(Behaviour(latency_ms=2)) as candidate:
+        live(baseline, candidate, prompts)
+        live(baseline, candidate, prompts, "--as-is")
+    decoded, as_is = sent
+    assert [json.loads(b)["parameters"] for b in decoded] == [{"max_new_tokens": 16, "do_sample": False}] * PROMPTS
+    assert [json.loads(b) for b in as_is] == [json.loads(line) for line in prompts.read_text().splitlines()]
+
+
 def test_deterministic_bodies_per_format() -> None:
     tgi = deterministic(b'{"inputs": "hi", "parameters": {"temperature": 0.8, "top_k": 50, "max_new_tokens": 9}}', seed=7)
     assert tgi.style == "tgi"
