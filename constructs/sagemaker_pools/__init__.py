@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .capacity import CapacityMeasurement, PoolCapacity
+from .capacity import CapacityMeasurement, GateResult, PoolCapacity
 from .errors import PoolConfigError
 from .hardware import InstanceHardware, hardware_of
 from .instance_types import known_instance_types
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from .async_inference import AsyncInference
     from .deployment import CapacitySize, DeploymentPolicy
     from .endpoint import EndpointBase, PooledEndpoint
+    from .gates import check_gates
     from .inference_component import (
         ComponentBatchSize,
         ComponentDeploymentPolicy,
@@ -52,6 +53,7 @@ _LAZY = {
     "DeploymentPolicy": "deployment",
     "EndpointBase": "endpoint",
     "PooledEndpoint": "endpoint",
+    "check_gates": "gates",
     "ContainerImage": "model",
     "ModelData": "model",
     "PoolModel": "model",
@@ -70,6 +72,7 @@ _LAZY = {
 
 __all__ = [
     "CapacityMeasurement",
+    "GateResult",
     "IModel",
     "InstanceHardware",
     "InstancePool",

@@ -89,6 +89,10 @@ class Clients:
         """The CloudFormation client (``migrate`` asks it which stack, if any, owns the endpoint)."""
         return self.client("cloudformation")
 
+    def s3(self) -> Any:
+        """The S3 client (``gate --from-capture s3://...`` reads data capture files with it)."""
+        return self.client("s3")
+
     def region(self) -> str:
         """The region the clients call (raises ``NoRegionError`` when none is configured)."""
         from botocore.exceptions import NoRegionError

@@ -18,11 +18,12 @@ from .bench.runner import Progress, RunResult, run_bench
 from .bench.slo import Slo, parse_slo
 from .bench.sweep import Sweep, capacity_measurement, plot_sweep, render_sweep, require_plot, sweep_json
 from .bench.tokens import load_tokenizer
+from .capacity_file import instance_type_in_use, update_capacity_file
 from .context import Context
 from .errors import EXIT_FAILURE, EXIT_USAGE, OpsError
 from .names import sagemaker_name
 
-__all__ = ["add_parser", "run", "DEFAULT_MAX_ERROR_RATE", "parse_error_rate", "parse_levels"]
+__all__ = ["add_parser", "run", "DEFAULT_MAX_ERROR_RATE", "parse_error_rate", "parse_levels", "runtime_connection"]
 
 #: ``--max-error-rate`` when not given: a run with more than 1 % failed requests fails (exit 1).
 DEFAULT_MAX_ERROR_RATE = 0.01
@@ -211,7 +212,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     instance_type = _instance_type(args, ctx) if args.capacity_file else None
     saved = _open_for_writing(args.save_requests, "--save-requests") if args.save_requests else None
     try:
-        connection = _connection(ctx)
+        connection = runtime_connection(ctx)
         if args.sweep:
             return _sweep(args, ctx, options, connection, instance_type, saved)
         return _single(args, ctx, options, connection, old, saved)
@@ -234,7 +235,8 @@ def _check_sweep_args(args: argparse.Namespace) -> None:
         raise OpsError("--capacity-file needs at least one --slo: max_concurrency is the highest level that meets them", EXIT_USAGE)
 
 
-def _connection(ctx: Context) -> Connection:
+def runtime_connection(ctx: Context) -> Connection:
+    """Where and as whom to call the SageMaker runtime: the command's region, ``--endpoint-url`` and credentials."""
     credentials = ctx.clients.frozen_credentials()
     return Connection(
         region=ctx.clients.region(),
@@ -354,45 +356,17 @@ def _sweep(
 
 
 def _write_capacity(args: argparse.Namespace, ctx: Context, document: dict[str, Any], instance_type: str | None) -> None:
-    from ..capacity import PoolCapacity
-
     assert instance_type is not None
     measurement = capacity_measurement(document, measured_at=ctx.now().isoformat(timespec="seconds"))
     if measurement is None:
         raise OpsError(f"no level met every SLO: {args.capacity_file} not written (lower the first --sweep level, or relax --slo)", EXIT_FAILURE)
-    path = Path(args.capacity_file)
-    try:
-        current = PoolCapacity.from_file(path) if path.exists() else PoolCapacity(instance_types={})
-        current.with_measurement(instance_type, measurement).write(path)
-    except ValueError as exc:  # PoolConfigError
-        raise OpsError(f"--capacity-file {path}: {exc}", EXIT_FAILURE) from None
-    except OSError as exc:
-        raise OpsError(f"cannot write --capacity-file {path}: {exc.strerror or exc}", EXIT_FAILURE) from None
+    path = update_capacity_file(args.capacity_file, lambda current: current.with_measurement(instance_type, measurement))
     ctx.err.write(f"{path}: {instance_type} max_concurrency {measurement.max_concurrency}\n")
 
 
 def _instance_type(args: argparse.Namespace, ctx: Context) -> str:
     """The instance type a capacity file entry is for: --instance-type, or the endpoint's only type."""
-    from ..instance_types import check_instance_type
-
-    if args.instance_type:
-        try:
-            check_instance_type(args.instance_type, "--instance-type")
-        except ValueError as exc:
-            raise OpsError(str(exc), EXIT_USAGE) from None
-        return str(args.instance_type)
-    from .fleet import fetch_endpoint_state
-
-    state = fetch_endpoint_state(ctx.clients.sagemaker(), args.endpoint)
-    variants = [v for v in state.variants if not v.shadow and (args.target_variant is None or v.name == args.target_variant)]
-    running = {p.instance_type for v in variants for p in v.pools if p.instances}
-    types = running or {p.instance_type for v in variants for p in v.pools}
-    if len(types) != 1:
-        found = ", ".join(sorted(types)) or "none"
-        raise OpsError(
-            f"endpoint {args.endpoint} runs {len(types)} instance types ({found}): pass --instance-type for the capacity file", EXIT_USAGE
-        )
-    return types.pop()
+    return instance_type_in_use(ctx, args.endpoint, variant=args.target_variant, given=args.instance_type)
 
 
 def _merge(args: argparse.Namespace, ctx: Context) -> int:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from . import bench_cmd as bench_cmd
+from . import gate_cmd as gate_cmd
 from . import migrate_cmd as migrate_cmd
 from . import recommend_cmd as recommend_cmd
 from . import status as status
@@ -77,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     recommend_cmd.add_parser(subparsers, [common])
     bench_cmd.add_parser(subparsers, [common])
     simulate_cmd.add_parser(subparsers, [common])
+    gate_cmd.add_parser(subparsers, [common])
     return parser
 
 

@@ -60,6 +60,8 @@ class Record:
             the count of the response's text).
         tokens_counted: True when ``tokens`` was counted with the tokenizer, not reported.
         lag: open loop: how late the request left compared with its schedule.
+        response: the whole response body (streaming: the payload parts joined), kept only by
+            an :class:`Invoker` made with ``keep_responses=True`` (``gate`` compares them).
     """
 
     sent: float
@@ -74,6 +76,7 @@ class Record:
     tokens: int | None = None
     tokens_counted: bool = False
     lag: float | None = None
+    response: bytes | None = None
 
 
 def make_client(connection: Connection, options: BenchOptions, pool_size: int) -> Any:
@@ -116,11 +119,16 @@ def error_kind(exc: BaseException) -> str:
 
 
 class Invoker:
-    """Calls the endpoint from any number of threads and times each call."""
+    """Calls the endpoint from any number of threads and times each call.
 
-    def __init__(self, client: Any, options: BenchOptions) -> None:
+    ``keep_responses``: keep each response body in its :class:`Record` (a benchmark does not:
+    it would hold every response in memory).
+    """
+
+    def __init__(self, client: Any, options: BenchOptions, *, keep_responses: bool = False) -> None:
         self.client = client
         self.options = options
+        self.keep_responses = keep_responses
         self._local = threading.local()
         client.meta.events.register("before-send.sagemaker-runtime", self._mark_sent)
         params: dict[str, Any] = {"EndpointName": options.endpoint, "ContentType": options.content_type}
@@ -173,6 +181,8 @@ class Invoker:
         # after the clock stopped: counting tokens is the client's work, not the endpoint's
         if record.ok:
             record.out_bytes = sum(len(p) for p in parts)
+            if self.keep_responses:
+                record.response = b"".join(parts)
             record.tokens = count_stream_tokens(parts) if self.options.stream else count_tokens(parts[0])
             if record.tokens is None and self._tokenizer is not None:
                 text = stream_text(parts) if self.options.stream else response_text(parts[0])

@@ -15,7 +15,8 @@ writes headers and body separately without it adds ~40 ms to keep-alive response
 algorithm holds the second write until the client's delayed ACK).
 
 ``GET /_stats`` returns the server-side duration percentiles of the requests so far (the
-"truth" a client measurement can be checked against) and the requests in flight; ``POST /_reset`` clears them.
+"truth" a client measurement can be checked against), the requests in flight and the
+``TargetVariant`` each invocation named; ``POST /_reset`` clears them.
 
 Run it: ``python -m sagemaker_pools.ops.bench.localserver --port 8080 --latency-ms 50``.
 """
@@ -91,6 +92,7 @@ class _Stats:
         self.lock = threading.Lock()
         self.durations: list[float] = []
         self.by_kind: dict[str, int] = {}
+        self.target_variants: dict[str, int] = {}
         self.in_flight = 0
 
     def add(self, kind: str, duration: float) -> None:
@@ -98,11 +100,18 @@ class _Stats:
             self.durations.append(duration)
             self.by_kind[kind] = self.by_kind.get(kind, 0) + 1
 
+    def invoked(self, target_variant: str | None) -> None:
+        """An invocation arrived, naming ``target_variant`` (the ``TargetVariant`` header) or none."""
+        with self.lock:
+            key = target_variant or "(none)"
+            self.target_variants[key] = self.target_variants.get(key, 0) + 1
+
     def snapshot(self) -> dict[str, Any]:
         with self.lock:
             ordered = sorted(self.durations)
             kinds = dict(self.by_kind)
-        result: dict[str, Any] = {"requests": len(ordered), "by_kind": kinds, "in_flight": self.in_flight}
+            variants = dict(self.target_variants)
+        result: dict[str, Any] = {"requests": len(ordered), "by_kind": kinds, "in_flight": self.in_flight, "target_variants": variants}
         for p in (50, 90, 95, 99, 100):
             result[f"p{p}_ms"] = ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)] * 1000 if ordered else None
         return result
@@ -111,6 +120,7 @@ class _Stats:
         with self.lock:
             self.durations.clear()
             self.by_kind.clear()
+            self.target_variants.clear()
 
 
 class _State:
@@ -192,6 +202,7 @@ class _Connection(asyncio.Protocol):
             self._done()
         elif method == "POST" and path.startswith("/endpoints/"):
             state.stats.in_flight += 1
+            state.stats.invoked(headers.get("x-amzn-sagemaker-target-variant"))
             self._invoke(path, body, received)
         else:
             self._send(_response(404, b'{"message": "not found"}', "application/json"))
