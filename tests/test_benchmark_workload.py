@@ -235,3 +235,16 @@ def test_bad_input_is_refused(build: Callable[[cdk.Stack], object], field: str, 
 def test_the_corpus_reaches_every_rule() -> None:
     """Every ``raise PoolConfigError`` of the workload modules has a case above."""
     assert unreached_rules([c[1] for c in CASES], ["benchmark.py", "aiperf.py"]) == set()
+
+
+def test_grant_benchmark_on_an_imported_endpoint_is_invoke_on_that_endpoint_only() -> None:
+    from aws_cdk import aws_iam as iam
+
+    stack = new_stack()
+    endpoint = PooledEndpoint.from_endpoint_name(stack, "Existing", "llm-chat")
+    role = iam.Role(stack, "Runner", assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"))
+    endpoint.grant_benchmark(role)
+    (policy,) = resources(template_of(stack), "AWS::IAM::Policy").values()
+    (statement,) = policy["Properties"]["PolicyDocument"]["Statement"]
+    assert statement["Action"] == ["sagemaker:InvokeEndpoint", "sagemaker:InvokeEndpointWithResponseStream"]
+    assert json.dumps(statement["Resource"]).endswith(':endpoint/llm-chat"]]}')

@@ -345,3 +345,41 @@ def test_a_managed_sweep_runs_one_job_a_level_and_writes_the_capacity_file(sm: A
     assert document["max_concurrency"] == 4
     written = json.loads(capacity.read_text())
     assert written["instance_types"]["ml.g6e.2xlarge"]["max_concurrency"] == 4
+
+
+def test_warm_up_records_are_left_out(tmp_path: Path) -> None:
+    warmup = _fixture_records()[0]
+    warmup["metadata"] = {**warmup["metadata"], "benchmark_phase": "warmup", "x_request_id": "warm-1"}
+    (tmp_path / "profile_export.jsonl").write_text(json.dumps(warmup) + "\n" + RECORDS.decode())
+    result = _run("bench", "--from-aiperf", str(tmp_path), "--json", "--max-error-rate", "20%")
+    assert result.code == 0, result.err
+    report = json.loads(result.out)
+    assert report["requests"]["total"] == 20
+    assert report["source"]["aiperf"] is None  # no aggregates file: the per-request export is enough
+
+
+def test_the_spec_refuses_an_inference_component(tmp_path: Path) -> None:
+    result = _run("bench", "--aiperf-spec", str(tmp_path / "s.json"), "--inference-component", "chat")
+    assert result.code == 2 and "--inference-component" in result.err and "give it with --managed" in result.err
+
+
+def test_a_managed_sweep_refuses_an_open_loop_workload(sm: Any, stub: Stubber) -> None:
+    stub.add_response(
+        "describe_endpoint",
+        {"EndpointName": ENDPOINT, "EndpointArn": f"arn:aws:sagemaker:us-east-1:123456789012:endpoint/{ENDPOINT}", "EndpointStatus": "InService", "CreationTime": NOW, "LastModifiedTime": NOW},
+        {"EndpointName": ENDPOINT},
+    )
+    spec = {"benchmark": {"type": "aiperf"}, "parameters": {"request_rate": 5, "request_count": 100}}
+    stub.add_response(
+        "describe_ai_workload_config",
+        {
+            "AIWorkloadConfigName": WORKLOAD,
+            "AIWorkloadConfigArn": f"arn:aws:sagemaker:us-east-1:123456789012:ai-workload-config/{WORKLOAD}",
+            "AIWorkloadConfigs": {"WorkloadSpec": {"Inline": json.dumps(spec)}},
+            "CreationTime": NOW,
+        },
+        {"AIWorkloadConfigName": WORKLOAD},
+    )
+    result = _run(*MANAGED, "--sweep", "2,4", clients=StubClients(sm))
+    assert result.code == 2
+    assert "--sweep runs closed loops" in result.err and "request_rate 5" in result.err
