@@ -293,8 +293,10 @@ def test_an_endpoint_that_is_not_in_service_is_refused_before_any_job(sm: Any, s
         (("bench", ENDPOINT, "--workload", WORKLOAD), "--workload needs --managed"),
         (("bench", ENDPOINT, "--managed", "--workload", WORKLOAD, "--role", ROLE, "--output", "results/benchmarks"), "not an s3://bucket/prefix URI"),
         ((*MANAGED, "--from-aiperf", str(FIXTURE)), "give one of"),
+        ((*MANAGED, "--plot", "p.png"), "--plot needs --sweep"),
+        ((*MANAGED, "--sweep", "1,2", "--capacity-file", "c.json"), "--capacity-file needs at least one --slo"),
     ],
-    ids=["no role", "a local load option", "workload without managed", "output not s3", "two modes"],
+    ids=["no role", "a local load option", "workload without managed", "output not s3", "two modes", "plot without sweep", "capacity without slo"],
 )
 def test_managed_refuses_what_cannot_work(argv: tuple[str, ...], message: str) -> None:
     result = _run(*argv)

@@ -181,8 +181,15 @@ def _managed(args: argparse.Namespace, ctx: Context) -> int:
     parse_s3_uri(args.output, "--output")
     if args.sweep and args.compare:
         raise OpsError("--compare compares single runs: drop --sweep or --compare", EXIT_USAGE)
-    if args.capacity_file and not (args.sweep and args.slo):
-        raise OpsError("--capacity-file needs --sweep and at least one --slo", EXIT_USAGE)
+    for flag, value in (("--capacity-file", args.capacity_file), ("--plot", args.plot), ("--instance-type", args.instance_type)):
+        if value and not args.sweep:
+            raise OpsError(f"{flag} needs --sweep", EXIT_USAGE)
+    if args.capacity_file and not args.slo:
+        raise OpsError("--capacity-file needs at least one --slo: max_concurrency is the highest level that meets them", EXIT_USAGE)
+    if args.plot:
+        from .bench.sweep import require_plot
+
+        require_plot()  # now, not after the jobs ran
     old = load_report(args.compare) if args.compare else None
     sm = ctx.clients.sagemaker()
     check_endpoint(sm, args.endpoint)

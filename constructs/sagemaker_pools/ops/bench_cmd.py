@@ -322,6 +322,7 @@ def _interrupted(ctx: Context, result: RunResult) -> int:
 
 
 def check_errors(report: dict[str, Any], max_error_rate: float) -> None:
+    """Raise :class:`OpsError` (exit 1) when no request succeeded or more failed than ``max_error_rate``."""
     requests = report["requests"]
     if requests["total"] and not requests["ok"]:
         errors = ", ".join(f"{k} {v}" for k, v in requests["errors"].items())
@@ -390,6 +391,7 @@ def end_sweep(
 
 
 def write_capacity(args: argparse.Namespace, ctx: Context, document: dict[str, Any], instance_type: str | None) -> None:
+    """Merge the sweep's ``max_concurrency`` for ``instance_type`` into ``--capacity-file``; exit 1 when no level held."""
     from ..capacity import PoolCapacity
 
     assert instance_type is not None
