@@ -207,6 +207,19 @@ def _check_example_stack(namespace: dict[str, Any]) -> None:
 
 
 #: stack id of a block -> what its result must be
+def _check_benchmarked(namespace: dict[str, Any]) -> None:
+    # the workload is AIPerf's spec of the props; the role invokes this endpoint and writes one prefix
+    template = _template(namespace)
+    (workload,) = _of_type(template, "AWS::SageMaker::AIWorkloadConfig").values()
+    spec = json.loads(workload["AIWorkloadConfigs"]["WorkloadSpec"]["Inline"])
+    assert spec["benchmark"] == {"type": "aiperf"}
+    assert spec["parameters"]["concurrency"] == 16 and spec["parameters"]["benchmark_duration"] == 600
+    assert workload["AIWorkloadConfigName"] == namespace["chat"].workload_name
+    (policy,) = [p for p in _of_type(template, "AWS::IAM::Policy").values() if "BenchmarkRole" in p["PolicyName"]]
+    actions = sorted(a for s in policy["PolicyDocument"]["Statement"] for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"]))
+    assert actions == ["s3:AbortMultipartUpload", "s3:PutObject", "sagemaker:InvokeEndpoint", "sagemaker:InvokeEndpointWithResponseStream"]
+
+
 CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "Llm": _check_quick_start,
     "Models": _check_models,
@@ -217,6 +230,7 @@ CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "Components": _check_components,
     "Rollout": _check_component_rollout,
     "Async": _check_async,
+    "Benchmarked": _check_benchmarked,
     "LlmProd": _check_example_stack,
 }
 #: blocks whose own code checks their result (a printed "# comment", assertions.Template)

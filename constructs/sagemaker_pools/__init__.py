@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from .aiperf import WorkloadSpec
 from .capacity import CapacityMeasurement, GateResult, PoolCapacity
 from .errors import PoolConfigError
 from .hardware import InstanceHardware, hardware_of
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from .model import ContainerImage, ModelData, PoolModel
     from .routing import Routing
     from .alarms import PoolAlarms
+    from .benchmark import BenchmarkRole, BenchmarkWorkload
     from .dashboard import PoolDashboard
     from .metrics import InstanceCountSource, MetricSource, UtilizationStrategy, sagemaker_metric, weighted_utilization
     from .scaling import ScalableCapacity, StepScaling, VariantScaling
@@ -43,6 +45,8 @@ if TYPE_CHECKING:
 # public name -> module that defines it (imports aws_cdk)
 _LAZY = {
     "AsyncInference": "async_inference",
+    "BenchmarkRole": "benchmark",
+    "BenchmarkWorkload": "benchmark",
     "ComponentBatchSize": "inference_component",
     "ComponentDeploymentPolicy": "inference_component",
     "ComponentScaling": "inference_component",
@@ -78,6 +82,7 @@ __all__ = [
     "InstancePool",
     "PoolCapacity",
     "PoolConfigError",
+    "WorkloadSpec",
     "hardware_of",
     "known_instance_types",
     *sorted(_LAZY),

@@ -118,6 +118,14 @@ class EndpointBase(Resource):
             resource_arns=[self.endpoint_arn],
         )
 
+    def grant_benchmark(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Let ``grantee``, the role a SageMaker AI benchmark job runs as, send this endpoint the
+        benchmark's requests: the invoke actions of :meth:`grant_invoke`, on this endpoint only.
+
+        The job's other needs (its output prefix, a dataset) are :class:`~sagemaker_pools.BenchmarkRole`'s.
+        """
+        return self.grant_invoke(grantee)
+
     # -- metrics: thin wrappers over sagemaker_pools.metrics ------------------------
 
     def metric(

@@ -230,6 +230,8 @@ REQUESTS: dict[str, Callable[[dict[str, Any]], list[tuple[str, str, dict[str, An
     "AWS::ApplicationAutoScaling::ScalableTarget": _scalable_target,
     "AWS::ApplicationAutoScaling::ScalingPolicy": _scaling_policy,
     "AWS::CloudWatch::Alarm": _alarm,
+    # CloudFormation's properties are CreateAIWorkloadConfig's members, name for name.
+    "AWS::SageMaker::AIWorkloadConfig": _named("sagemaker", "CreateAIWorkloadConfig", "AIWorkloadConfigName"),
 }
 
 

@@ -64,18 +64,24 @@ class Clients:
         """A client for ``service`` in standard retry mode; ``config`` adds ``botocore.config.Config`` options."""
         key = service if not config else f"{service}:{sorted(config.items())}"
         if key not in self._clients:
-            cfg = Config(
-                retries={"mode": "standard", "total_max_attempts": self.options.max_attempts},
-                user_agent_extra=USER_AGENT,
-                **config,
-            )
             make: Any = self.session.client  # typed per literal service name; ours is a variable
-            self._clients[key] = make(service, config=cfg, endpoint_url=self.options.endpoint_url)
+            self._clients[key] = make(service, config=self._config(**config), endpoint_url=self.options.endpoint_url)
         return self._clients[key]
+
+    def _config(self, **config: Any) -> Config:
+        """Standard retry mode with ``max_attempts``, our user agent, and ``config``."""
+        return Config(retries={"mode": "standard", "total_max_attempts": self.options.max_attempts}, user_agent_extra=USER_AGENT, **config)
 
     def sagemaker(self) -> Any:
         """The SageMaker control-plane client."""
         return self.client("sagemaker")
+
+    def s3(self) -> Any:
+        """The S3 client (``bench --managed`` reads the job's exports). ``endpoint_url`` is not used:
+        it names a SageMaker API endpoint, not S3's."""
+        if "s3" not in self._clients:
+            self._clients["s3"] = self.session.client("s3", config=self._config())
+        return self._clients["s3"]
 
     def autoscaling(self) -> Any:
         """The Application Auto Scaling client."""

@@ -10,6 +10,8 @@ import signal
 from pathlib import Path
 from typing import Any, TextIO
 
+from .bench_aiperf import add_arguments as add_aiperf_arguments
+from .bench_aiperf import run_aiperf_mode
 from .bench.bodies import DEFAULT_BODY, load_bodies, synthetic_bodies
 from .bench.live import STYLES, RichProgress, progress_text, require_rich
 from .bench.options import HTTP_CLIENTS, BenchOptions, Connection, default_processes
@@ -23,7 +25,19 @@ from .context import Context
 from .errors import EXIT_FAILURE, EXIT_USAGE, OpsError
 from .names import sagemaker_name
 
-__all__ = ["add_parser", "run", "DEFAULT_MAX_ERROR_RATE", "parse_error_rate", "parse_levels", "runtime_connection"]
+__all__ = [
+    "add_parser",
+    "run",
+    "DEFAULT_MAX_ERROR_RATE",
+    "parse_error_rate",
+    "parse_levels",
+    "print_report",
+    "report_level",
+    "end_sweep",
+    "check_errors",
+    "write_capacity",
+    "measured_instance_type",
+]
 
 #: ``--max-error-rate`` when not given: a run with more than 1 % failed requests fails (exit 1).
 DEFAULT_MAX_ERROR_RATE = 0.01
@@ -135,6 +149,7 @@ def add_parser(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         default="plain",
         help="live progress on a terminal: plain (one line) or rich (a progress bar; extra: bench-progress)",
     )
+    add_aiperf_arguments(p)
     p.set_defaults(handler=run)
 
 
@@ -198,6 +213,9 @@ def options_from_args(args: argparse.Namespace) -> BenchOptions:
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
     """Run the benchmark (or the sweep, or the merge) and print the report."""
+    code = run_aiperf_mode(args, ctx)
+    if code is not None:
+        return code
     if args.merge:
         return _merge(args, ctx)
     _check_sweep_args(args)
@@ -209,7 +227,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     if args.progress == "rich" and ctx.interactive and not args.no_progress:
         require_rich()
     old = load_report(args.compare) if args.compare else None
-    instance_type = _instance_type(args, ctx) if args.capacity_file else None
+    instance_type = measured_instance_type(args, ctx) if args.capacity_file else None
     saved = _open_for_writing(args.save_requests, "--save-requests") if args.save_requests else None
     try:
         connection = runtime_connection(ctx)
@@ -276,6 +294,17 @@ def _single(
     finally:
         _end_progress(ctx, printer)
     report = build_report(options, result, price_per_hour=args.price_per_hour, started_at=started_at, slos=args.slo)
+    print_report(args, ctx, report, old)
+    if saved is not None:
+        _save_requests(saved, args.save_requests, result)
+    if result.interrupted:
+        return _interrupted(ctx, result)
+    check_errors(report, args.max_error_rate)
+    return 0
+
+
+def print_report(args: argparse.Namespace, ctx: Context, report: dict[str, Any], old: dict[str, Any] | None) -> None:
+    """Print one run's report (a table, or with ``--json`` the document), compared with ``old`` under ``--compare``."""
     if args.json:
         if old is not None:
             report["compared_with"] = {"file": args.compare, "text": render_comparison(old, report, args.compare)}
@@ -285,12 +314,6 @@ def _single(
         if old is not None:
             ctx.print("")
             ctx.print(render_comparison(old, report, args.compare))
-    if saved is not None:
-        _save_requests(saved, args.save_requests, result)
-    if result.interrupted:
-        return _interrupted(ctx, result)
-    _check_errors(report, args.max_error_rate)
-    return 0
 
 
 def _interrupted(ctx: Context, result: RunResult) -> int:
@@ -300,7 +323,8 @@ def _interrupted(ctx: Context, result: RunResult) -> int:
     return 128 + int(signum)
 
 
-def _check_errors(report: dict[str, Any], max_error_rate: float) -> None:
+def check_errors(report: dict[str, Any], max_error_rate: float) -> None:
+    """Raise :class:`OpsError` (exit 1) when no request succeeded or more failed than ``max_error_rate``."""
     requests = report["requests"]
     if requests["total"] and not requests["ok"]:
         errors = ", ".join(f"{k} {v}" for k, v in requests["errors"].items())
@@ -332,30 +356,44 @@ def _sweep(
         level_result = sweep.add(level, report)
         if saved is not None:
             _save_requests(saved, args.save_requests, result, level=level)
-        holds = "" if not args.slo else (" SLOs hold" if level_result["holds"] else " SLOs missed")
-        ctx.err.write(
-            f"concurrency {level}: {report['requests_per_s']:,.1f} requests/s, p99 "
-            f"{(report['latency_ms']['p99'] or 0):,.1f} ms, {report['requests']['failed']:,} failed;{holds}\n"
-        )
-        ctx.err.flush()
+        report_level(args, ctx, level, report, level_result)
         if result.interrupted:
             interrupted = result
             break
-    document = sweep_json(sweep, endpoint=base.endpoint, instance_type=instance_type, interrupted=interrupted is not None)
+    document = end_sweep(args, ctx, sweep, endpoint=base.endpoint, instance_type=instance_type, interrupted=interrupted is not None)
+    if interrupted is not None:
+        return _interrupted(ctx, interrupted)
+    if args.capacity_file:
+        write_capacity(args, ctx, document, instance_type)
+    return 0
+
+
+def report_level(args: argparse.Namespace, ctx: Context, level: int, report: dict[str, Any], level_result: dict[str, Any]) -> None:
+    """One line on stderr for a sweep level that ended."""
+    holds = "" if not args.slo else (" SLOs hold" if level_result["holds"] else " SLOs missed")
+    ctx.err.write(
+        f"concurrency {level}: {report['requests_per_s']:,.1f} requests/s, p99 "
+        f"{(report['latency_ms']['p99'] or 0):,.1f} ms, {report['requests']['failed']:,} failed;{holds}\n"
+    )
+    ctx.err.flush()
+
+
+def end_sweep(
+    args: argparse.Namespace, ctx: Context, sweep: Sweep, *, endpoint: str, instance_type: str | None, interrupted: bool
+) -> dict[str, Any]:
+    """Print the sweep (and draw ``--plot``); return its document."""
+    document = sweep_json(sweep, endpoint=endpoint, instance_type=instance_type, interrupted=interrupted)
     if args.json:
         ctx.print(json.dumps(document, indent=2))
     else:
         ctx.print(render_sweep(document))
     if args.plot:
         plot_sweep(document, args.plot)
-    if interrupted is not None:
-        return _interrupted(ctx, interrupted)
-    if args.capacity_file:
-        _write_capacity(args, ctx, document, instance_type)
-    return 0
+    return document
 
 
-def _write_capacity(args: argparse.Namespace, ctx: Context, document: dict[str, Any], instance_type: str | None) -> None:
+def write_capacity(args: argparse.Namespace, ctx: Context, document: dict[str, Any], instance_type: str | None) -> None:
+    """Merge the sweep's ``max_concurrency`` for ``instance_type`` into ``--capacity-file``; exit 1 when no level held."""
     assert instance_type is not None
     measurement = capacity_measurement(document, measured_at=ctx.now().isoformat(timespec="seconds"))
     if measurement is None:
@@ -364,7 +402,7 @@ def _write_capacity(args: argparse.Namespace, ctx: Context, document: dict[str, 
     ctx.err.write(f"{path}: {instance_type} max_concurrency {measurement.max_concurrency}\n")
 
 
-def _instance_type(args: argparse.Namespace, ctx: Context) -> str:
+def measured_instance_type(args: argparse.Namespace, ctx: Context) -> str:
     """The instance type a capacity file entry is for: --instance-type, or the endpoint's only type."""
     return instance_type_in_use(ctx, args.endpoint, variant=args.target_variant, given=args.instance_type)
 
@@ -375,7 +413,7 @@ def _merge(args: argparse.Namespace, ctx: Context) -> int:
     reports = [load_report(path, flag="--merge") for path in args.merge]
     merged = merge_reports(reports, args.merge)
     ctx.print(json.dumps(merged, indent=2) if args.json else render_report(merged))
-    _check_errors(merged, args.max_error_rate)
+    check_errors(merged, args.max_error_rate)
     return 0
 
 

@@ -269,8 +269,16 @@ def render_report(report: Mapping[str, Any]) -> str:
             chars = inp["prompt_chars"]
             text += f"; prompt characters p50 {fmt_number(chars['p50'], 0)}, p90 {fmt_number(chars['p90'], 0)}, max {fmt_number(chars['max'], 0)}"
         lines += ["", text]
+    elif inp.get("prompt_tokens"):
+        tokens = inp["prompt_tokens"]
+        lines += ["", f"  input: {bodies} from AIPerf; prompt tokens p50 {fmt_number(tokens['p50'], 0)}, p90 {fmt_number(tokens['p90'], 0)}, max {fmt_number(tokens['max'], 0)}"]
     else:
         lines += ["", f"  merged from {len(report.get('merged_from', []))} client reports: {', '.join(report.get('merged_from', []))}"]
+    source = report.get("source")
+    if source:
+        where = f"job {source['job']}" if source.get("job") else ", ".join(source.get("files") or [])
+        version = f" {source['aiperf_version']}" if source.get("aiperf_version") else ""
+        lines.append(f"  measured by AIPerf{version} ({where}); figures from its per-request export")
     cost = report.get("cost")
     if cost:
         per_tokens = f"${cost['per_1m_output_tokens']:,.4f} per 1M output tokens" if cost["per_1m_output_tokens"] else "no token count: no cost per token"
