@@ -77,8 +77,8 @@ class Clients:
         return self.client("sagemaker")
 
     def s3(self) -> Any:
-        """The S3 client (``bench --managed`` reads the job's exports). ``endpoint_url`` is not used:
-        it names a SageMaker API endpoint, not S3's."""
+        """The S3 client (``bench --managed`` reads the job's exports, ``gate --from-capture s3://...``
+        the data capture files). ``endpoint_url`` is not used: it names a SageMaker API endpoint, not S3's."""
         if "s3" not in self._clients:
             self._clients["s3"] = self.session.client("s3", config=self._config())
         return self._clients["s3"]
@@ -94,10 +94,6 @@ class Clients:
     def cloudformation(self) -> Any:
         """The CloudFormation client (``migrate`` asks it which stack, if any, owns the endpoint)."""
         return self.client("cloudformation")
-
-    def s3(self) -> Any:
-        """The S3 client (``gate --from-capture s3://...`` reads data capture files with it)."""
-        return self.client("s3")
 
     def region(self) -> str:
         """The region the clients call (raises ``NoRegionError`` when none is configured)."""
