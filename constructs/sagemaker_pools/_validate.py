@@ -68,7 +68,10 @@ def duration_facts(value: Duration) -> tuple[bool, float]:
 
 def seconds_of(value: Duration) -> int:
     """``value`` in whole seconds (a token duration as its number token), asking Node once per object."""
-    return int(duration_facts(value)[1])
+    unresolved, seconds = duration_facts(value)
+    # int() of the number token would make it a plain (huge, negative) number: CloudFormation would
+    # receive that instead of the parameter.
+    return seconds if unresolved else int(seconds)  # type: ignore[return-value]
 
 
 def seconds_in_range(value: Duration | None, field: str, low: int, high: int) -> int | None:
