@@ -30,7 +30,7 @@ from sagemaker_pools import (
     Routing,
 )
 from support.rules import unreached_rules
-from support.synth import new_stack, resource_types, template_of
+from support.synth import new_stack, resource_types
 
 G6E, G6, P4D = "ml.g6e.48xlarge", "ml.g6.48xlarge", "ml.p4d.24xlarge"
 
@@ -229,20 +229,3 @@ def test_messages_read_as_reviewed(snapshot: Any) -> None:
         messages[case_id] = re.sub(r" at 0x[0-9a-f]+", " at 0x...", text)
     assert messages == snapshot
 
-
-def test_tokens_skip_static_checks() -> None:
-    stack = new_stack()
-    count = cdk.CfnParameter(stack, "Count", type="Number", default=1)
-    priority = cdk.CfnParameter(stack, "Priority", type="Number", default=1)
-    PooledEndpoint(
-        stack,
-        "Endpoint",
-        model=PoolModel.from_model_name(stack, "Base", "base-model"),
-        pools=[InstancePool(instance_type=G6E, priority=priority.value_as_number)],
-        initial_instance_count=count.value_as_number,
-    )
-    variant = next(r for r in template_of(stack)["Resources"].values() if r["Type"] == "AWS::SageMaker::EndpointConfig")[
-        "Properties"
-    ]["ProductionVariants"][0]
-    assert variant["InitialInstanceCount"] == {"Ref": "Count"}
-    assert variant["InstancePools"][0]["Priority"] == {"Ref": "Priority"}
