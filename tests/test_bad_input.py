@@ -23,6 +23,7 @@ from sagemaker_pools import (
     InstancePool,
     InstanceScaling,
     ModelData,
+    PoolAlarms,
     PoolConfigError,
     PoolDashboard,
     PooledEndpoint,
@@ -153,6 +154,7 @@ CASES: list[tuple[str, Callable[[cdk.Stack], object] | Staged, str, str]] = [
     ("canary of 2 instances on a fleet of 3", _endpoint(initial_instance_count=3, deployment=DeploymentPolicy.canary(canary_size=CapacitySize.instances(2), wait_interval=Duration.minutes(5))), "PooledEndpoint.deployment.canary_size", "at most 50% of the variant's instances"),
     ("rolling batch of 1 on a fleet of up to 30", Staged(_endpoint(deployment=DeploymentPolicy.rolling(batch_size=CapacitySize.instances(1), bake_time=Duration.minutes(5)), initial_instance_count=2), lambda s, e: e.auto_scale(min_capacity=2, max_capacity=30)), "PooledEndpoint.deployment.batch_size", "5% to 50%"),
     ("timeout shorter than the rollout", _endpoint(initial_instance_count=4, deployment=DeploymentPolicy.rolling(batch_size=CapacitySize.percent(25), bake_time=Duration.minutes(10), max_execution_timeout=Duration.hours(1))), "PooledEndpoint.deployment.max_execution_timeout", "plus the provisioning timeout"),
+    ("fallback window from a parameter", Staged(_endpoint(), lambda s, e: PoolAlarms(s, "A", endpoint=e, fallback_for=Duration.seconds(cdk.CfnParameter(s, "Window", type="Number", default=3600).value_as_number))), "PoolAlarms.fallback_for", "a concrete duration"),
     ("linear 10 % waiting 5 h under a 1 h timeout", lambda s: DeploymentPolicy.linear(step_size=CapacitySize.percent(10), wait_interval=Duration.minutes(30), max_execution_timeout=Duration.hours(1)), "DeploymentPolicy.linear.max_execution_timeout", "18000 seconds over every step"),
 ]
 

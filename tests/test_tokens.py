@@ -31,18 +31,23 @@ from typing import Any
 import aws_cdk as cdk
 import pytest
 from aws_cdk import Duration
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_ecr as ecr
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from sagemaker_pools import (
     AsyncInference,
     CapacitySize,
+    ComponentBatchSize,
+    ComponentDeploymentPolicy,
     ComponentSpec,
     ContainerImage,
     DeploymentPolicy,
     InferenceComponent,
     InstancePool,
     InstanceScaling,
+    ModelData,
     PoolAlarms,
     PoolConfigError,
     PoolDashboard,
@@ -147,6 +152,32 @@ def _invoke_resource(b: Built) -> Any:
 def _logical_id(b: Built, type_name: str) -> str:
     (found,) = [k for k, v in b.template["Resources"].items() if v["Type"] == type_name]
     return found
+
+
+RECOMMENDATION = {
+    "model_package_arn": "arn:aws:sagemaker:us-east-1:123456789012:model-package/llm/3",
+    "inference_specification_name": "g6",
+}
+
+
+def _weighted_component(s: Construct) -> InferenceComponent:
+    return _component(s, specifications=[_spec(s, "big", instance_type=G6E, max_concurrency=8), _spec(s, "small", instance_type=G6, max_concurrency=4)])
+
+
+def _model_data_url(b: Built) -> Any:
+    container = b.one("AWS::SageMaker::Model")["PrimaryContainer"]
+    return container.get("ModelDataUrl") or container["ModelDataSource"]["S3DataSource"]["S3Uri"]
+
+
+def _granted(b: Built, action: str) -> list[Any]:
+    """Every resource of a policy statement that allows ``action``."""
+    return [
+        r
+        for p in b.all("AWS::IAM::Policy")
+        for st in p["PolicyDocument"]["Statement"]
+        if action in _list(st["Action"])
+        for r in _list(st["Resource"])
+    ]
 
 
 def _list(value: Any) -> list[Any]:
@@ -627,6 +658,64 @@ ACCEPTS: list[Accepts] = [
             eq(b.all(POLICY), []),
         ),
     ),
+    Accepts(
+        "ComponentDeploymentPolicy.rolling.bake_time", "Duration", 300,
+        lambda s, v: _component(s, deployment=ComponentDeploymentPolicy.rolling(batch_size=ComponentBatchSize.copies(1), bake_time=Duration.seconds(v))),
+        lambda b: eq(at(b.one(COMPONENT), "DeploymentConfig.RollingUpdatePolicy.WaitIntervalInSeconds"), REF),
+    ),
+    Accepts(
+        "ComponentDeploymentPolicy.rolling.max_execution_timeout", "Duration", 3600,
+        lambda s, v: _component(
+            s, deployment=ComponentDeploymentPolicy.rolling(batch_size=ComponentBatchSize.copies(1), bake_time=Duration.minutes(5), max_execution_timeout=Duration.seconds(v))
+        ),
+        lambda b: eq(at(b.one(COMPONENT), "DeploymentConfig.RollingUpdatePolicy.MaximumExecutionTimeoutInSeconds"), REF),
+    ),
+    *[
+        Accepts(
+            f"ComponentBatchSize.{method}.{arg}", "Number", default,
+            lambda s, v, method=method: _component(s, deployment=ComponentDeploymentPolicy.rolling(batch_size=getattr(ComponentBatchSize, method)(v), bake_time=Duration.minutes(5))),
+            lambda b, kind=kind: eq(at(b.one(COMPONENT), "DeploymentConfig.RollingUpdatePolicy.MaximumBatchSize"), {"Type": kind, "Value": REF}),
+        )
+        for method, arg, kind, default in (("copies", "count", "COPY_COUNT", 1), ("percent", "percent", "CAPACITY_PERCENT", 20))
+    ],
+    *[
+        case
+        for method, policy_id, extra in (
+            ("scale_on_concurrency", "ConcurrentRequestsPerCopy", {"target": 4}),
+            ("scale_on_invocations_per_copy", "InvocationsPerCopy", {"target": 100}),
+            ("scale_on_weighted_utilization", "WeightedUtilization", {}),
+        )
+        for case in (
+            Accepts(
+                f"ComponentScaling.{method}.target", "Number", 0.7 if not extra else extra["target"],
+                lambda s, v, method=method: getattr(_component(s).auto_scale(max_copies=4, min_copies=1), method)(target=v),
+                lambda b: eq(tracking(b.one(POLICY), "TargetValue"), REF),
+            ),
+            *[
+                Accepts(
+                    f"ComponentScaling.{method}.{key}", "Duration", 600,
+                    lambda s, v, method=method, key=key, extra=extra: getattr(_component(s).auto_scale(max_copies=4, min_copies=1), method)(**extra, **{key: Duration.seconds(v)}),
+                    lambda b, cfn=cfn: eq(tracking(b.one(POLICY), cfn), REF),
+                )
+                for key, cfn in (("scale_in_cooldown", "ScaleInCooldown"), ("scale_out_cooldown", "ScaleOutCooldown"))
+            ],
+        )
+    ],
+    Accepts(
+        "ComponentScaling.scale_from_zero.cold_start", "Duration", 1800,
+        lambda s, v: _component(s).auto_scale(max_copies=4, scale_from_zero=False).scale_from_zero(cold_start=Duration.seconds(v)),
+        lambda b: eq(b.one(POLICY)["StepScalingPolicyConfiguration"]["Cooldown"], REF),
+    ),
+    Accepts(
+        "EndpointBase.metric_weighted_utilization.label", "String", "fleet",
+        lambda s, v: cloudwatch.Alarm(s, "Busy", metric=_endpoint(s).metric_weighted_utilization(label=v), threshold=0.9, evaluation_periods=1),
+        lambda b: eq(next(m["Label"] for m in b.one(ALARM)["Metrics"] if m.get("ReturnData", True)), REF),
+    ),
+    Accepts(
+        "InferenceComponent.metric_weighted_utilization.label", "String", "copies",
+        lambda s, v: cloudwatch.Alarm(s, "Busy", metric=_weighted_component(s).metric_weighted_utilization(label=v), threshold=0.9, evaluation_periods=1),
+        lambda b: eq(next(m["Label"] for m in b.one(ALARM)["Metrics"] if m.get("ReturnData", True)), REF),
+    ),
     # -- async -----------------------------------------------------------------------------------
     *[
         Accepts(
@@ -655,6 +744,47 @@ ACCEPTS: list[Accepts] = [
             eq(at(b.one(CONFIG), "ProductionVariants.0.ModelName"), {"Fn::GetAtt": [_logical_id(b, "AWS::SageMaker::Model"), "ModelName"]}),
         ),
     ),
+    Accepts(
+        "PoolModel.from_model_name.model_name", "String", "llm-model",
+        lambda s, v: _endpoint(s, model=PoolModel.from_model_name(s, "Named", v)),
+        lambda b: eq(at(b.one(CONFIG), "ProductionVariants.0.ModelName"), REF),
+    ),
+    *[
+        Accepts(
+            f"PoolModel.from_recommendation.{key}", "String", default,
+            lambda s, v, key=key: _endpoint(s, model=PoolModel.from_recommendation(s, "Recommended", **{**RECOMMENDATION, key: v})),
+            lambda b, path=path: eq(at(b.one("AWS::SageMaker::Model"), path), REF),
+        )
+        for key, path, default in (
+            ("model_package_arn", "PrimaryContainer.ModelPackageName", RECOMMENDATION["model_package_arn"]),
+            ("inference_specification_name", "PrimaryContainer.InferenceSpecificationName", "g6"),
+            ("model_name", "ModelName", "llm-model"),
+        )
+    ],
+    Accepts(
+        "ContainerImage.from_ecr_repository.tag", "String", "v1",
+        lambda s, v: _endpoint(s, model=PoolModel(s, "Model", image=ContainerImage.from_ecr_repository(ecr.Repository(s, "Repo"), tag=v))),
+        lambda b: assert_in(":{REF}", ref_text(at(b.one("AWS::SageMaker::Model"), "PrimaryContainer.Image"))),
+    ),
+    *[
+        Accepts(
+            f"ModelData.{method}.{key}", "String", default,
+            lambda s, v, method=method, key=key, args=args: _endpoint(
+                s, model=PoolModel(s, "Model", image=ContainerImage.from_image_uri(IMAGE), model_data=getattr(ModelData, method)(**{**args, key: v}))
+            ),
+            lambda b: (
+                assert_in("{REF}", ref_text(_model_data_url(b))),
+                # The model's role may read the object(s): the grant names the parameter too.
+                assert_in("{REF}", json.dumps([ref_text(r) for r in _granted(b, "s3:GetObject")])),
+            ),
+        )
+        for method, key, args, default in (
+            ("from_s3_object", "bucket", {"key": "llm/model.tar.gz"}, "my-llm-artifacts"),
+            ("from_s3_object", "key", {"bucket": "my-llm-artifacts"}, "llm/model.tar.gz"),
+            ("from_s3_prefix", "bucket", {"prefix": "llm/"}, "my-llm-artifacts"),
+            ("from_s3_prefix", "prefix", {"bucket": "my-llm-artifacts"}, "llm/"),
+        )
+    ],
     Accepts(
         "Routing.prefix_aware.prefix_length", "Number", 2048,
         lambda s, v: _endpoint(s, routing=Routing.prefix_aware(prefix_length=v, concurrency_threshold=8)),
@@ -716,10 +846,38 @@ REFUSES: list[Refuses] = [
     ),
 ]
 
+REFUSES += [
+    Refuses(
+        "ContainerImage.from_image_uri.image_uri", "String",
+        # The execution role is scoped to the repository the URI names.
+        lambda s, v: ContainerImage.from_image_uri(v), "ContainerImage.image_uri",
+    ),
+    # CDK checks a metric's period (1, 5, 10, 30 or a multiple of 60 s) when it builds the metric.
+    Refuses(
+        "EndpointBase.metric_weighted_utilization.period", "Duration",
+        lambda s, v: _endpoint(s).metric_weighted_utilization(period=Duration.seconds(v)), "metric_weighted_utilization.period",
+    ),
+    Refuses(
+        "EndpointBase.metric.period", "Duration",
+        lambda s, v: _endpoint(s).metric_model_latency(period=Duration.seconds(v)), "metric.period",
+    ),
+    Refuses(
+        "InferenceComponent.metric_weighted_utilization.period", "Duration",
+        lambda s, v: _weighted_component(s).metric_weighted_utilization(period=Duration.seconds(v)),
+        "InferenceComponent.metric_weighted_utilization.period",
+    ),
+]
+
 #: Public scalar props left out of the corpus, each with the reason.
+_STATISTIC = (
+    "sorted by name into an alarm's Statistic or ExtendedStatistic (percentiles) and left out of a dashboard "
+    "line when it is CloudWatch's default (Average): a name known only at deploy time cannot be sorted"
+)
 EXCLUDED = {
-    "VariantScaling.scale_on_weighted_utilization.statistic": "picks the statistic of the metric-math inputs, checked "
-    "against the metric's documented statistics; a statistic chosen at deploy time makes no sense",
+    "VariantScaling.scale_on_weighted_utilization.statistic": _STATISTIC,
+    "ComponentScaling.scale_on_weighted_utilization.statistic": _STATISTIC,
+    "EndpointBase.metric_weighted_utilization.statistic": _STATISTIC,
+    "InferenceComponent.metric_weighted_utilization.statistic": _STATISTIC,
 }
 
 
@@ -782,9 +940,9 @@ def test_a_parameter_reaches_the_template(case: Accepts, corpus: Any) -> None:
 def test_a_parameter_is_refused_where_a_concrete_value_is_needed(case: Refuses) -> None:
     stack = cdk.Stack(cdk.App(), "Refused")
     with pytest.raises(PoolConfigError) as err:
-        case.build(stack, cdk.CfnParameter(stack, PARAMETER, type="Number", default=60).value_as_number)
+        case.build(stack, _parameter(stack, case.kind, "x" if case.kind == "String" else 60))
     assert err.value.field == case.field
-    assert "a concrete" in err.value.allowed, err.value.allowed
+    assert re.search(r"\ba (concrete|literal)\b", err.value.allowed), err.value.allowed
     assert "Resolution error" not in str(err.value)
 
 
@@ -792,6 +950,8 @@ def test_a_parameter_is_refused_where_a_concrete_value_is_needed(case: Refuses) 
 
 #: The public callables whose scalar props the corpus covers: "Owner.method" (or "Class") -> callable.
 def _public_callables() -> dict[str, Callable[..., Any]]:
+    from sagemaker_pools import ComponentScaling as CS
+    from sagemaker_pools import EndpointBase
     from sagemaker_pools.inference_component import InferenceComponent as IC
     from sagemaker_pools.scaling import VariantScaling as VS
 
@@ -819,6 +979,21 @@ def _public_callables() -> dict[str, Callable[..., Any]]:
         "AsyncInference": AsyncInference.__init__,
         "PoolModel": PoolModel.__init__,
         "Routing.prefix_aware": Routing.prefix_aware,
+        "ComponentDeploymentPolicy.rolling": ComponentDeploymentPolicy.rolling,
+        "ComponentBatchSize.copies": ComponentBatchSize.copies,
+        "ComponentBatchSize.percent": ComponentBatchSize.percent,
+        "ComponentScaling.scale_on_concurrency": CS.scale_on_concurrency,
+        "ComponentScaling.scale_on_invocations_per_copy": CS.scale_on_invocations_per_copy,
+        "ComponentScaling.scale_on_weighted_utilization": CS.scale_on_weighted_utilization,
+        "ComponentScaling.scale_from_zero": CS.scale_from_zero,
+        "EndpointBase.metric_weighted_utilization": EndpointBase.metric_weighted_utilization,
+        "InferenceComponent.metric_weighted_utilization": IC.metric_weighted_utilization,
+        "PoolModel.from_model_name": PoolModel.from_model_name,
+        "PoolModel.from_recommendation": PoolModel.from_recommendation,
+        "ContainerImage.from_image_uri": ContainerImage.from_image_uri,
+        "ContainerImage.from_ecr_repository": ContainerImage.from_ecr_repository,
+        "ModelData.from_s3_object": ModelData.from_s3_object,
+        "ModelData.from_s3_prefix": ModelData.from_s3_prefix,
     }
 
 
@@ -845,10 +1020,11 @@ def test_every_scalar_prop_has_a_case() -> None:
 
 
 def test_the_corpus_names_only_real_props() -> None:
-    """Every case and exclusion names a prop the enumeration finds (a renamed prop must not leave a stale case);
-    the refused mapping prop (per-type latency) is the one named outside it."""
+    """Every case and exclusion names a prop the enumeration finds (a renamed prop must not leave a stale case),
+    but for two refusals beyond the scalar props: a per-type latency (a mapping's value) and a metric
+    helper's ``period`` option (keyword options, not in the signature)."""
     props = scalar_props()
     assert {c.prop for c in ACCEPTS} - props == set()
     assert set(EXCLUDED) - props == set()
-    assert {c.prop for c in REFUSES} - props == {"PoolAlarms.p99_latency_by_type"}
+    assert {c.prop for c in REFUSES} - props == {"PoolAlarms.p99_latency_by_type", "EndpointBase.metric.period"}
     assert not {c.prop for c in ACCEPTS} & {c.prop for c in REFUSES}

@@ -48,7 +48,7 @@ from constructs import Construct, IMixin, Node
 
 from ._tree import stack_of
 from ._tokens import is_unresolved, number_text
-from ._validate import check_int_range, duration_facts, seconds_in_range
+from ._validate import check_int_range, concrete_seconds, duration_facts, seconds_in_range
 from .errors import PoolConfigError
 from .metrics import (
     DEFAULT_INSTANCE_COUNT_SOURCE,
@@ -471,23 +471,17 @@ def _saturation_signals(
 def _latency_us(value: Duration, field: str) -> float:
     if not isinstance(value, Duration):
         raise PoolConfigError(field, value, "an aws_cdk.Duration (e.g. Duration.seconds(30))")
-    unresolved, seconds = duration_facts(value)
-    if unresolved:
-        raise _token_refused(field, "it becomes the alarm threshold in microseconds")
+    seconds = duration_facts(value)[1]
+    concrete_seconds(value, field, "it becomes the alarm threshold in microseconds")
     if not 0 < seconds <= 3600:
         raise PoolConfigError(field, f"{seconds} seconds", "more than 0 and at most 3600 seconds")
     return float(seconds * 1_000_000)
 
 
-def _token_refused(field: str, why: str) -> PoolConfigError:
-    """The error for a duration given as a deploy-time parameter where the library computes with it."""
-    return PoolConfigError(field, "a duration from a deploy-time parameter (a CDK token)", f"a concrete duration, e.g. Duration.minutes(5): {why}")
-
-
 def _periods(value: Duration, field: str) -> int:
     """``value`` in 5-minute periods (1 to 288: CloudWatch evaluates at most one day)."""
-    if isinstance(value, Duration) and duration_facts(value)[0]:
-        raise _token_refused(field, "it becomes the alarm's number of 5-minute evaluation periods")
+    if isinstance(value, Duration):
+        concrete_seconds(value, field, "it becomes the alarm's number of 5-minute evaluation periods")
     seconds = seconds_in_range(value, field, _PRESENCE_SECONDS, MAX_EVALUATION_SECONDS)
     if seconds is None or seconds % _PRESENCE_SECONDS:
         raise PoolConfigError(field, f"{seconds} seconds", "a multiple of 5 minutes, from 5 minutes to 1 day")

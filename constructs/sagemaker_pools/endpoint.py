@@ -29,7 +29,7 @@ from ._l1 import l1_properties
 from ._roles import as_role, default_policy_of, new_execution_role, wait_for
 from ._tokens import is_unresolved
 from ._tree import remember_stack
-from ._validate import check_int_range, check_min_max, check_name, check_tags, seconds_in_range
+from ._validate import check_int_range, check_min_max, check_name, check_tags, concrete_seconds, seconds_in_range
 from .async_inference import AsyncInference
 from .deployment import DeploymentPolicy
 from .errors import PoolConfigError
@@ -38,6 +38,7 @@ from .instance_types import has_instance_storage
 from .metrics import (
     DEFAULT_INSTANCE_COUNT_SOURCE,
     DEFAULT_UTILIZATION_STRATEGY,
+    PERIOD_IS_CHECKED,
     InstanceCountSource,
     MetricOptions,
     MetricSource,
@@ -242,6 +243,7 @@ class EndpointBase(Resource):
             period: Default: 1 minute.
             label: Default: names the strategy.
         """
+        concrete_seconds(period, "metric_weighted_utilization.period", PERIOD_IS_CHECKED)
         field = "metric_weighted_utilization" if pools is not None else "PooledEndpoint"
         resolved = self.pools_or(pools, "metric_weighted_utilization")
         source = MetricSource.variant(self.endpoint_name, self.variant_name)
