@@ -137,6 +137,15 @@ def _canary_instances(s: Construct, count: Any) -> PooledEndpoint:
     return _endpoint(s, initial_instance_count=4, deployment=canary)
 
 
+def _named(s: Construct, name: Any) -> None:
+    """An endpoint named by ``name`` that rolls back on alarms built on that name; its own alarms are fit to as well."""
+    rollback = PoolAlarms(s, "Alarms", endpoint=PooledEndpoint.from_endpoint_name(s, "Named", name), pools=_pools(G6E, G6)).rollback_alarms
+    endpoint = _endpoint(s, endpoint_name=name, deployment=DeploymentPolicy.all_at_once(rollback_alarms=rollback))
+    endpoint.auto_scale(max_capacity=4)
+    # A name from a parameter is fixed, not generated: no cycle, so this does not raise.
+    PoolAlarms(s, "Own", endpoint=endpoint).rollback_alarms
+
+
 def _imported(s: Construct, name: Any, variant: Any) -> None:
     """Alarms on, and an invoke grant for, an endpoint imported by name."""
     endpoint = PooledEndpoint.from_endpoint_name(s, "Imported", name, variant_name=variant)
@@ -406,13 +415,7 @@ ACCEPTS: list[Accepts] = [
     ),
     Accepts(
         "PooledEndpoint.endpoint_name", "String", "llm",
-        lambda s, v: _endpoint(
-            s,
-            endpoint_name=v,
-            deployment=DeploymentPolicy.all_at_once(
-                rollback_alarms=PoolAlarms(s, "Alarms", endpoint=PooledEndpoint.from_endpoint_name(s, "Named", v), pools=_pools(G6E, G6)).rollback_alarms
-            ),
-        ).auto_scale(max_capacity=4),
+        _named,
         lambda b: (
             eq(b.one(ENDPOINT)["EndpointName"], REF),
             # A parameter name orders nothing: the alarms may roll the endpoint back (no cycle).
@@ -894,12 +897,18 @@ def _stack_name(index: int) -> str:
     return f"Token{index}"
 
 
+def _synthesized(app: cdk.App) -> dict[str, Any]:
+    app.synth()
+    return read_assembly(Path(app.outdir))
+
+
 @pytest.fixture(scope="module")
 def corpus() -> Any:
     """Every accepted case built in a stack of its own, all in one app, synthesized once.
 
-    ``{case id: template}``, or ``{case id: the exception}`` for a case that failed to build
-    (its stack is removed so that the others still synthesize).
+    ``templates``: ``{stack name: template}``; ``failures``: ``{case id: the error}`` for a case
+    that failed to build or to synthesize (reported by its own test); ``token_ids``: the construct
+    paths of each case whose id holds a token.
     """
     app = new_app()
     failures: dict[str, str] = {}
@@ -908,13 +917,25 @@ def corpus() -> Any:
         stack = cdk.Stack(app, _stack_name(index))
         try:
             case.build(stack, _parameter(stack, case.kind, case.default))
-        except Exception as error:  # reported by the case's test
+        except Exception as error:
             failures[case.id] = f"{type(error).__name__}: {error}"
-            app.node.try_remove_child(stack.node.id)
+            app.node.try_remove_child(stack.node.id)  # so that the others still synthesize
             continue
         token_ids[case.id] = [c.node.path for c in stack.node.find_all() if cdk.Token.is_unresolved(c.node.id)]
-    app.synth()
-    templates = read_assembly(Path(app.outdir))
+    try:
+        templates = _synthesized(app)
+    except Exception:
+        # A case broke the shared synthesis: synthesize each one alone, so that only its own test fails.
+        templates = {}
+        for index, case in enumerate(ACCEPTS):
+            if case.id in failures:
+                continue
+            stack = cdk.Stack(new_app(), _stack_name(index))
+            try:
+                case.build(stack, _parameter(stack, case.kind, case.default))
+                templates.update(_synthesized(stack.node.root))  # type: ignore[arg-type]
+            except Exception as error:
+                failures[case.id] = f"{type(error).__name__}: {error}"
     return frozen({"templates": templates, "failures": failures, "token_ids": token_ids})
 
 
