@@ -196,6 +196,7 @@ def _list(value: Any) -> list[Any]:
 def assert_in(part: Any, whole: Any) -> None:
     assert part in whole, f"{part!r} not in {whole!r}"
 
+
 # -- looking into a template -----------------------------------------------------------------------
 
 
@@ -724,13 +725,17 @@ ACCEPTS: list[Accepts] = [
         Accepts(
             f"AsyncInference.{key}", "String", f"async/{key}/",
             lambda s, v, key=key: _async(s, model=PoolModel(s, "Model", image=ContainerImage.from_image_uri(IMAGE)), async_inference=AsyncInference(**{key: v})),
-            lambda b, path=path: (
+            lambda b, path=path, action=action: (
                 eq(ref_text(at(b.one(CONFIG), f"AsyncInferenceConfig.OutputConfig.{path}")), "s3://{other}/{REF}") if path else None,
-                # The grants name the prefix too (the model's role may read inputs, write outputs).
-                assert_in("{REF}*", json.dumps([ref_text(r) for p in b.all("AWS::IAM::Policy") for st in p["PolicyDocument"]["Statement"] for r in _list(st["Resource"]) if isinstance(r, dict) and "Fn::Join" in r])),
+                # The model's role reads inputs and writes responses and failures under the parameter's prefix.
+                assert_in("/{REF}*", " ".join(ref_text(r) for r in _granted(b, action) if isinstance(r, dict) and "Fn::Join" in r)),
             ),
         )
-        for key, path in (("input_prefix", None), ("output_prefix", "S3OutputPath"), ("failure_prefix", "S3FailurePath"))
+        for key, path, action in (
+            ("input_prefix", None, "s3:GetObject"),
+            ("output_prefix", "S3OutputPath", "s3:PutObject"),
+            ("failure_prefix", "S3FailurePath", "s3:PutObject"),
+        )
     ],
     Accepts(
         "AsyncInference.max_concurrent_invocations_per_instance", "Number", 4,
