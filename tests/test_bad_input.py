@@ -23,6 +23,7 @@ from sagemaker_pools import (
     InstancePool,
     InstanceScaling,
     ModelData,
+    PoolAlarms,
     PoolConfigError,
     PoolDashboard,
     PooledEndpoint,
@@ -30,7 +31,7 @@ from sagemaker_pools import (
     Routing,
 )
 from support.rules import unreached_rules
-from support.synth import new_stack, resource_types, template_of
+from support.synth import new_stack, resource_types
 
 G6E, G6, P4D = "ml.g6e.48xlarge", "ml.g6.48xlarge", "ml.p4d.24xlarge"
 
@@ -163,6 +164,7 @@ CASES: list[tuple[str, Callable[[cdk.Stack], object] | Staged, str, str]] = [
     ("canary of 2 instances on a fleet of 3", _endpoint(initial_instance_count=3, deployment=DeploymentPolicy.canary(canary_size=CapacitySize.instances(2), wait_interval=Duration.minutes(5))), "PooledEndpoint.deployment.canary_size", "at most 50% of the variant's instances"),
     ("rolling batch of 1 on a fleet of up to 30", Staged(_endpoint(deployment=DeploymentPolicy.rolling(batch_size=CapacitySize.instances(1), bake_time=Duration.minutes(5)), initial_instance_count=2), lambda s, e: e.auto_scale(min_capacity=2, max_capacity=30)), "PooledEndpoint.deployment.batch_size", "5% to 50%"),
     ("timeout shorter than the rollout", _endpoint(initial_instance_count=4, deployment=DeploymentPolicy.rolling(batch_size=CapacitySize.percent(25), bake_time=Duration.minutes(10), max_execution_timeout=Duration.hours(1))), "PooledEndpoint.deployment.max_execution_timeout", "plus the provisioning timeout"),
+    ("fallback window from a parameter", Staged(_endpoint(), lambda s, e: PoolAlarms(s, "A", endpoint=e, fallback_for=Duration.seconds(cdk.CfnParameter(s, "Window", type="Number", default=3600).value_as_number))), "PoolAlarms.fallback_for", "a concrete duration"),
     ("linear 10 % waiting 5 h under a 1 h timeout", lambda s: DeploymentPolicy.linear(step_size=CapacitySize.percent(10), wait_interval=Duration.minutes(30), max_execution_timeout=Duration.hours(1)), "DeploymentPolicy.linear.max_execution_timeout", "18000 seconds over every step"),
 ]
 
@@ -239,20 +241,3 @@ def test_messages_read_as_reviewed(snapshot: Any) -> None:
         messages[case_id] = re.sub(r" at 0x[0-9a-f]+", " at 0x...", text)
     assert messages == snapshot
 
-
-def test_tokens_skip_static_checks() -> None:
-    stack = new_stack()
-    count = cdk.CfnParameter(stack, "Count", type="Number", default=1)
-    priority = cdk.CfnParameter(stack, "Priority", type="Number", default=1)
-    PooledEndpoint(
-        stack,
-        "Endpoint",
-        model=PoolModel.from_model_name(stack, "Base", "base-model"),
-        pools=[InstancePool(instance_type=G6E, priority=priority.value_as_number)],
-        initial_instance_count=count.value_as_number,
-    )
-    variant = next(r for r in template_of(stack)["Resources"].values() if r["Type"] == "AWS::SageMaker::EndpointConfig")[
-        "Properties"
-    ]["ProductionVariants"][0]
-    assert variant["InitialInstanceCount"] == {"Ref": "Count"}
-    assert variant["InstancePools"][0]["Priority"] == {"Ref": "Priority"}

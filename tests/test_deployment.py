@@ -42,12 +42,6 @@ def test_percent_sizes_accept_both_bounds_and_nothing_beyond(make: Any, low: int
     make(CapacitySize.instances(1000))  # an instance count is checked by SageMaker against the fleet
 
 
-def test_a_token_percent_is_not_checked() -> None:
-    stack = cdk.Stack(cdk.App(), "Tokens")
-    percent = cdk.CfnParameter(stack, "Percent", type="Number").value_as_number
-    DeploymentPolicy.canary(canary_size=CapacitySize(type="CAPACITY_PERCENT", value=percent), wait_interval=MINUTE)
-
-
 def test_waits_and_the_timeout_that_covers_them() -> None:
     # termination wait: 0 to 3600 s
     DeploymentPolicy.all_at_once(termination_wait=Duration.seconds(0))

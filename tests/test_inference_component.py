@@ -339,18 +339,6 @@ def test_component_metrics_merge_dimensions() -> None:
     assert ic.metric_invocations_per_copy().statistic == "Sum"
 
 
-def test_tokens_skip_the_hardware_checks() -> None:
-    stack = new_stack()
-    accelerators = cdk.CfnParameter(stack, "Accelerators", type="Number", default=8)
-    copies = cdk.CfnParameter(stack, "Copies", type="Number", default=2)
-    ic = _ic_endpoint(stack).add_inference_component(
-        "Ic", specifications=[_spec(stack, P5, accelerator_count=accelerators.value_as_number), _spec(stack, G6)], copy_count=copies.value_as_number
-    )
-    ic.auto_scale(max_copies=4)
-    spec = only(template_of(stack), "AWS::SageMaker::InferenceComponent")["Specifications"][0]
-    assert spec["ComputeResourceRequirements"]["NumberOfAcceleratorDevicesRequired"] == {"Ref": "Accelerators"}
-
-
 # -- the hardware table ----------------------------------------------------------------------------
 
 

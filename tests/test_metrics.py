@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from aws_cdk import CfnParameter, Duration
+from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 
 from sagemaker_pools import InstancePool, MetricSource, PoolConfigError, PooledEndpoint, sagemaker_metric
@@ -242,13 +242,6 @@ def test_bad_metric_names_and_dimensions_name_the_field_and_what_is_allowed() ->
     with pytest.raises(PoolConfigError) as error:
         sagemaker_stat("Invocations", VARIANT, dimensions_map={"EndpointName": "other"})
     assert error.value.field == "metric.dimensions_map['EndpointName']"
-
-
-def test_an_instance_type_token_is_added_unchecked() -> None:
-    stack = new_stack()
-    token = CfnParameter(stack, "InstanceType").value_as_string
-    stat = sagemaker_stat("Invocations", VARIANT, instance_type=token)
-    assert dict(stat.dimensions)["InstanceType"] == token
 
 
 def test_sagemaker_metric_hands_every_option_to_the_cloudwatch_metric() -> None:

@@ -175,13 +175,17 @@ def test_an_alarms_mixins_reach_its_cfn_alarm() -> None:
     assert described == {stack.resolve(alarms.error_rate_alarm.resource.logical_id)}
 
 
-def test_duration_validators_accept_tokens() -> None:
-    from aws_cdk import Token
+def test_duration_helpers_hand_a_token_on() -> None:
+    """A token duration in seconds is its number token (what CDK renders as the Ref), never int() of it."""
+    from aws_cdk import Stack, Token
 
-    from sagemaker_pools._validate import seconds_in_range
+    from sagemaker_pools._validate import seconds_in_range, seconds_of
 
+    stack = Stack()
     token = Duration.seconds(Token.as_number({"Ref": "Wait"}))
-    assert seconds_in_range(token, "x", 0, 10) is not None  # not checked: known only at deploy time
+    assert stack.resolve(seconds_in_range(token, "x", 0, 10)) == {"Ref": "Wait"}  # not checked: known only at deploy time
+    assert stack.resolve(seconds_of(token)) == {"Ref": "Wait"}
+    assert (seconds_of(Duration.minutes(2)), seconds_in_range(Duration.minutes(2), "x", 0, 120)) == (120, 120)
     with pytest.raises(PoolConfigError):
         seconds_in_range(Duration.minutes(2), "x", 0, 60)
 

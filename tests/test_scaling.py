@@ -656,16 +656,21 @@ def test_bad_variant_bounds_messages(kwargs: dict[str, Any], message: str) -> No
     assert str(error.value) == message
 
 
-def test_token_bounds_and_targets_are_left_to_deploy_time() -> None:
+def test_token_bounds_beside_a_literal_initial_count_and_a_token_step_reach_the_template() -> None:
+    """The comparisons with the initial count are left to deploy time (tests/test_tokens.py holds one
+    case per prop; these are the combinations of a token with a literal it would be compared with)."""
     stack = new_stack()
-    number = CfnParameter(stack, "N", type="Number").value_as_number
-    # Token bounds: the initial count cannot be compared with them.
+    number = CfnParameter(stack, "N", type="Number", default=2).value_as_number
     _endpoint(stack, "Low", initial_instance_count=2).auto_scale(min_capacity=number, max_capacity=8)
     _endpoint(stack, "High", initial_instance_count=2).auto_scale(min_capacity=1, max_capacity=number)
     scaling = _endpoint(stack, "Count", initial_instance_count=number).auto_scale(min_capacity=3, max_capacity=3)
-    scaling.scale_on_concurrency(target=number)
-    scaling.scale_on_weighted_utilization(target=number)
     scaling.scale_on_step("Step", metric=scaling.endpoint.metric_invocations(), threshold=1, adjustment=number)
+    template = template_of(stack)
+    ref = {"Ref": "N"}
+    bounds = {k.split("Scaling")[0]: (v["Properties"]["MinCapacity"], v["Properties"]["MaxCapacity"]) for k, v in resources(template, "AWS::ApplicationAutoScaling::ScalableTarget").items()}
+    assert bounds == {"Low": (ref, 8), "High": (1, ref), "Count": (3, 3)}
+    (step,) = [p["Properties"] for p in resources(template, "AWS::ApplicationAutoScaling::ScalingPolicy").values()]
+    assert step["StepScalingPolicyConfiguration"]["StepAdjustments"] == [{"MetricIntervalLowerBound": 0, "ScalingAdjustment": ref}]
 
 
 @jsii.implements(cloudwatch.IMetric)

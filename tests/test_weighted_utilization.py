@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aws_cdk import CfnParameter, Duration
+from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -298,13 +298,6 @@ def test_a_capacity_is_written_as_a_plain_decimal(capacity: float, written: str 
     # ... which CloudWatch (here the policies' evaluator) reads as the same number.
     queries = [{"Id": "c1", "MetricStat": {}, "ReturnData": False}, {"Id": "e", "Expression": query.expression, "ReturnData": True}]
     assert evaluate(queries, lambda stat: 1.0) == pytest.approx(1 / capacity, rel=1e-8)
-
-
-def test_a_capacity_token_is_rendered_by_cloudformation() -> None:
-    stack = new_stack()
-    capacity = CfnParameter(stack, "Capacity", type="Number").value_as_number
-    query = weighted_utilization_query(VARIANT, [InstancePool(instance_type=G6E, max_concurrency=capacity), InstancePool(instance_type=G6, max_concurrency=16)])
-    assert stack.resolve(dict(query.using)["u1"].expression) == {"Fn::Join": ["", ["c1 / ", {"Ref": "Capacity"}]]}  # type: ignore[union-attr]
 
 
 def test_weighted_utilization_is_the_query_as_a_math_expression() -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import sys
 
-__all__ = ["is_unresolved"]
+__all__ = ["is_unresolved", "number_text"]
 
 
 def is_unresolved(value: object) -> bool:
@@ -41,6 +41,16 @@ def is_unresolved(value: object) -> bool:
     from aws_cdk import Token
 
     return bool(Token.is_unresolved(value))
+
+
+def number_text(value: float) -> str:
+    """``value`` for a description, label or markdown text: ``f"{value:g}"``, a number token as ``str()``.
+
+    ``str()`` of a number token is the placeholder CDK finds again in a string and renders as the
+    token (a ``Ref`` inside an ``Fn::Join``); ``:g`` would round it into a number CloudFormation
+    receives literally (``-1.88815e+289``).
+    """
+    return str(value) if is_unresolved(value) else f"{value:g}"
 
 
 # CDK's number tokens are doubles encoded far below any real value (DOUBLE_TOKEN_MARKER in aws-cdk's

@@ -19,6 +19,7 @@ __all__ = [
     "check_environment",
     "seconds_in_range",
     "seconds_of",
+    "concrete_seconds",
     "duration_facts",
     "NAME_PATTERN",
 ]
@@ -68,7 +69,24 @@ def duration_facts(value: Duration) -> tuple[bool, float]:
 
 def seconds_of(value: Duration) -> int:
     """``value`` in whole seconds (a token duration as its number token), asking Node once per object."""
-    return int(duration_facts(value)[1])
+    unresolved, seconds = duration_facts(value)
+    # int() of the number token would make it a plain (huge, negative) number: CloudFormation would
+    # receive that instead of the parameter.
+    return seconds if unresolved else int(seconds)  # type: ignore[return-value]
+
+
+def concrete_seconds(value: Duration, field: str, why: str) -> int:
+    """``value`` in whole seconds where the library computes with it: a token duration is refused.
+
+    ``why`` says what the duration becomes (a threshold in microseconds, a number of evaluation
+    periods ...): something a ``CfnParameter`` cannot be turned into at synth time.
+    """
+    unresolved, seconds = duration_facts(value)
+    if unresolved:
+        raise PoolConfigError(
+            field, "a duration from a deploy-time parameter (a CDK token)", f"a concrete duration, e.g. Duration.minutes(5): {why}"
+        )
+    return int(seconds)
 
 
 def seconds_in_range(value: Duration | None, field: str, low: int, high: int) -> int | None:

@@ -47,8 +47,8 @@ from aws_cdk.interfaces.aws_cloudwatch import AlarmReference
 from constructs import Construct, IMixin, Node
 
 from ._tree import stack_of
-from ._tokens import is_unresolved
-from ._validate import check_int_range, duration_facts, seconds_in_range
+from ._tokens import is_unresolved, number_text
+from ._validate import check_int_range, concrete_seconds, duration_facts, seconds_in_range
 from .errors import PoolConfigError
 from .metrics import (
     DEFAULT_INSTANCE_COUNT_SOURCE,
@@ -202,7 +202,7 @@ class PoolAlarms(Construct):
             threshold=error_rate_percent,
             evaluation_periods=5,
             datapoints_to_alarm=3,
-            description=f"5XX errors above {_text(error_rate_percent)} % of invocations on {name} in 3 of 5 minutes",
+            description=f"5XX errors above {number_text(error_rate_percent)} % of invocations on {name} in 3 of 5 minutes",
         )
 
         def counts(pools: Sequence[InstancePool], first: int, statistic: str) -> tuple[tuple[str, Query], ...]:
@@ -254,7 +254,7 @@ class PoolAlarms(Construct):
                 comparison="GreaterThanOrEqualToThreshold",
                 evaluation_periods=at_max_periods,
                 datapoints_to_alarm=at_max_periods,
-                description=f"{name} has run its maximum of {_text(max_capacity)} instances for {window // 60} minutes",
+                description=f"{name} has run its maximum of {number_text(max_capacity)} instances for {window // 60} minutes",
                 notify=False,
             )
             minutes = window // _SIGNAL_SECONDS
@@ -270,7 +270,7 @@ class PoolAlarms(Construct):
                         evaluation_periods=minutes,
                         datapoints_to_alarm=above,
                         description=(
-                            f"The scaling signal {signal_id} of {name} was above {_text(threshold)} in {above} of {minutes} minutes"
+                            f"The scaling signal {signal_id} of {name} was above {number_text(threshold)} in {above} of {minutes} minutes"
                         ),
                         notify=False,
                     )
@@ -282,7 +282,7 @@ class PoolAlarms(Construct):
                 resource_class=cloudwatch.CfnCompositeAlarm,
                 alarm_rule=f"{self.at_max_count_alarm.render_alarm_rule()} AND ({rule})",
                 alarm_description=(
-                    f"{name} has run at its maximum of {_text(max_capacity)} instances for {window // 60} minutes "
+                    f"{name} has run at its maximum of {number_text(max_capacity)} instances for {window // 60} minutes "
                     "while its scaling signal stayed above target: it needs capacity it may not add"
                 ),
                 alarm_actions=self._actions,
@@ -441,11 +441,6 @@ class L1Alarm:
         setattr(self.resource, kind, list(arns))
 
 
-def _text(value: float) -> str:
-    """A number for an alarm description (a token stays a token)."""
-    return str(value) if is_unresolved(value) else f"{value:g}"
-
-
 def _saturation_signals(
     source: MetricSource,
     pools: Sequence[InstancePool],
@@ -476,9 +471,8 @@ def _saturation_signals(
 def _latency_us(value: Duration, field: str) -> float:
     if not isinstance(value, Duration):
         raise PoolConfigError(field, value, "an aws_cdk.Duration (e.g. Duration.seconds(30))")
-    unresolved, seconds = duration_facts(value)
-    if unresolved:
-        raise PoolConfigError(field, value, "a concrete duration (it becomes the alarm threshold in microseconds)")
+    seconds = duration_facts(value)[1]
+    concrete_seconds(value, field, "it becomes the alarm threshold in microseconds")
     if not 0 < seconds <= 3600:
         raise PoolConfigError(field, f"{seconds} seconds", "more than 0 and at most 3600 seconds")
     return float(seconds * 1_000_000)
@@ -486,7 +480,9 @@ def _latency_us(value: Duration, field: str) -> float:
 
 def _periods(value: Duration, field: str) -> int:
     """``value`` in 5-minute periods (1 to 288: CloudWatch evaluates at most one day)."""
+    if isinstance(value, Duration):
+        concrete_seconds(value, field, "it becomes the alarm's number of 5-minute evaluation periods")
     seconds = seconds_in_range(value, field, _PRESENCE_SECONDS, MAX_EVALUATION_SECONDS)
-    if seconds is None or is_unresolved(seconds) or seconds % _PRESENCE_SECONDS:
+    if seconds is None or seconds % _PRESENCE_SECONDS:
         raise PoolConfigError(field, f"{seconds} seconds", "a multiple of 5 minutes, from 5 minutes to 1 day")
     return seconds // _PRESENCE_SECONDS

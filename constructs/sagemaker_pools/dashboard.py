@@ -25,6 +25,7 @@ from aws_cdk import Aws, Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
+from ._tokens import number_text
 from .errors import PoolConfigError
 from ._validate import seconds_of
 from .metrics import DEFAULT_UTILIZATION_STRATEGY, MetricSource, sagemaker_stat, weighted_utilization_query
@@ -155,7 +156,7 @@ class PoolDashboard(Construct):
         self.metric_count += sum(counts)
 
         order = " → ".join(
-            f"{p.priority}. `{p.instance_type}`" + (f" (max {p.max_concurrency:g} concurrent)" if p.max_concurrency else "")
+            f"{p.priority}. `{p.instance_type}`" + (f" (max {number_text(p.max_concurrency)} concurrent)" if p.max_concurrency else "")
             for p in resolved
         )
         top = self._next_row
@@ -175,7 +176,7 @@ class PoolDashboard(Construct):
             y_axis: dict[str, Any] = {}
             if weighted and k == len(graphs) - 1:
                 properties["annotations"] = {
-                    "horizontal": [{"value": target, "label": f"scaling target {target:g}", "yAxis": "left"}]
+                    "horizontal": [{"value": target, "label": f"scaling target {number_text(target)}", "yAxis": "left"}]
                 }
                 y_axis = {"left": {"min": 0, "showUnits": False}}
             properties["yAxis"] = y_axis

@@ -30,7 +30,7 @@ from ._roles import as_role, default_policy_of, new_execution_role, wait_for
 from ._tokens import is_unresolved
 from ._tree import remember_stack
 from ._unique_names import check_name_is_free
-from ._validate import check_int_range, check_min_max, check_name, check_tags, seconds_in_range
+from ._validate import check_int_range, check_min_max, check_name, check_tags, concrete_seconds, seconds_in_range
 from .async_inference import AsyncInference
 from .deployment import DeploymentPolicy
 from .errors import PoolConfigError
@@ -39,6 +39,7 @@ from .instance_types import has_instance_storage
 from .metrics import (
     DEFAULT_INSTANCE_COUNT_SOURCE,
     DEFAULT_UTILIZATION_STRATEGY,
+    PERIOD_IS_CHECKED,
     InstanceCountSource,
     MetricOptions,
     MetricSource,
@@ -251,6 +252,7 @@ class EndpointBase(Resource):
             period: Default: 1 minute.
             label: Default: names the strategy.
         """
+        concrete_seconds(period, "metric_weighted_utilization.period", PERIOD_IS_CHECKED)
         field = "metric_weighted_utilization" if pools is not None else "PooledEndpoint"
         resolved = self.pools_or(pools, "metric_weighted_utilization")
         source = MetricSource.variant(self.endpoint_name, self.variant_name)
@@ -287,8 +289,9 @@ class PooledEndpoint(EndpointBase):
             is required and the models come with each component, see :meth:`add_inference_component`).
         initial_instance_count: instances at creation. Default: the autoscaling minimum once
             :meth:`auto_scale` or :meth:`auto_scale_on_backlog` is called (at least 1), else
-            ``instance_scaling.min_instance_count`` (at least 1), else 1. Given explicitly, it
-            must lie within the autoscaling bounds.
+            ``instance_scaling.min_instance_count`` (at least 1), else 1; 1 when that minimum is a
+            deploy-time parameter that may be 0. Given explicitly, it must lie within the
+            autoscaling bounds.
         variant_name: the production variant's name. Default: ``"AllTraffic"``.
         provision_timeout: how long SageMaker retries insufficient-capacity errors before it
             moves to the next pool (``VariantInstanceProvisionTimeoutInSeconds``, 300-3600 s;
@@ -489,7 +492,12 @@ class PooledEndpoint(EndpointBase):
         floor = self._scaling_min_capacity
         if floor is None:
             floor = self.instance_scaling.min_instance_count if self.instance_scaling is not None else 1
-        return floor if is_unresolved(floor) else max(1, floor)
+        if is_unresolved(floor):
+            # max(1, floor) cannot be taken of a deploy-time parameter. auto_scale's minimum is 1 or
+            # more; the backlog's and managed instance scaling's may be 0, which CreateEndpointConfig
+            # refuses (InitialInstanceCount >= 1): start with one instance, autoscaling moves on from there.
+            return floor if self.auto_scaling is not None else 1
+        return max(1, floor)
 
     @property
     def endpoint_name(self) -> str:

@@ -31,12 +31,13 @@ from constructs import Construct
 
 from ._tokens import is_unresolved
 from ._tree import remember_stack
-from ._validate import check_int_range, check_min_max, check_name, check_tags, seconds_in_range, seconds_of
+from ._validate import check_int_range, check_min_max, check_name, check_tags, concrete_seconds, seconds_in_range
 from .errors import PoolConfigError
 from .hardware import InstanceHardware, hardware_of
 from .instance_types import check_instance_type
 from .metrics import (
     DEFAULT_UTILIZATION_STRATEGY,
+    PERIOD_IS_CHECKED,
     MetricOptions,
     MetricSource,
     UtilizationStrategy,
@@ -429,7 +430,12 @@ class InferenceComponent(Resource):
         See :func:`~sagemaker_pools.metrics.weighted_utilization`.
         """
         return to_cloudwatch(  # type: ignore[return-value]
-            self._weighted_utilization_query(strategy=strategy, statistic=statistic, period=seconds_of(period), label=label),
+            self._weighted_utilization_query(
+                strategy=strategy,
+                statistic=statistic,
+                period=concrete_seconds(period, "InferenceComponent.metric_weighted_utilization.period", PERIOD_IS_CHECKED),
+                label=label,
+            ),
             period=period,
         )
 

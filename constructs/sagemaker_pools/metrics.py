@@ -23,7 +23,7 @@ from aws_cdk import Duration, Token
 from aws_cdk import aws_cloudwatch as cloudwatch
 
 from ._tokens import is_unresolved
-from ._validate import seconds_of
+from ._validate import concrete_seconds
 from .errors import PoolConfigError
 from .pools import InstancePool, resolve_pools
 from .queries import Math, Query, Stat, to_cloudwatch
@@ -102,6 +102,10 @@ _PCT = cloudwatch.Unit.PERCENT
 _ENDPOINT_ONLY = ("EndpointName",)
 #: The default period, built once (each Duration.minutes() is a round trip to Node).
 _ONE_MINUTE = Duration.minutes(1)
+#: Why a metric's period cannot be a deploy-time parameter (see ``concrete_seconds``).
+PERIOD_IS_CHECKED = (
+    "CloudWatch takes a metric's period as 1, 5, 10, 30 or a multiple of 60 seconds, which CDK checks when it builds the metric"
+)
 
 #: The SageMaker metrics this library knows (SageMaker developer guide, "Amazon SageMaker AI
 #: metrics in Amazon CloudWatch"). Others can still be made by passing ``namespace=``.
@@ -280,7 +284,7 @@ def sagemaker_metric(
         instance_type=instance_type,
         namespace=namespace,
         statistic=options.get("statistic"),
-        period=seconds_of(period),
+        period=concrete_seconds(period, "metric.period", PERIOD_IS_CHECKED),
         label=options.get("label"),
         unit=options.get("unit"),
         dimensions_map=options.get("dimensions_map"),
@@ -527,7 +531,8 @@ def weighted_utilization(
         PoolConfigError: a pool without ``max_concurrency``, or an invalid pool list.
     """
     query = weighted_utilization_query(
-        source, pools, strategy=strategy, statistic=statistic, period=seconds_of(period), label=label, field=field,
+        source, pools, strategy=strategy, statistic=statistic, period=concrete_seconds(period, f"{field}.period", PERIOD_IS_CHECKED),
+        label=label, field=field,
         count_source=count_source,
     )
     return to_cloudwatch(query, period=period)  # type: ignore[return-value]
