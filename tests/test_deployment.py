@@ -296,3 +296,48 @@ def test_an_inf1_pool_takes_no_deployment_policy() -> None:
     assert "guardrails" in message
     stack = new_stack()
     PooledEndpoint(stack, "E", model=PoolModel.from_model_name(stack, "M", "llm"), pools=[InstancePool(instance_type="ml.inf1.xlarge")])
+
+
+def test_the_fleet_checks_at_their_bounds_and_with_tokens() -> None:
+    wait = Duration.minutes(5)
+    # A linear step over half the fleet, by one instance.
+    linear = DeploymentPolicy.linear(step_size=CapacitySize.instances(51), wait_interval=wait)
+    _refused("PooledEndpoint.deployment.step_size", lambda: _deploy(linear, initial=100))
+    _deploy(DeploymentPolicy.linear(step_size=CapacitySize.instances(50), wait_interval=wait), initial=100)
+    # A rolling batch just under 5 % of the largest fleet: 20 of 401 is 4.99 %.
+    rolling = DeploymentPolicy.rolling(batch_size=CapacitySize.instances(20), bake_time=wait)
+    _refused("PooledEndpoint.deployment.batch_size", lambda: _deploy(rolling, initial=40, scale=(40, 401)))
+    _deploy(rolling, initial=40, scale=(40, 400))
+    # Tokens are left to deploy time: a step, a timeout.
+    stack = new_stack()
+    number = cdk.CfnParameter(stack, "N", type="Number").value_as_number
+    model = PoolModel.from_model_name(stack, "M", "llm")
+    pools = [InstancePool(instance_type="ml.g6e.12xlarge")]
+    PooledEndpoint(stack, "A", model=model, pools=pools, initial_instance_count=4,
+                   deployment=DeploymentPolicy.rolling(batch_size=CapacitySize(type="INSTANCE_COUNT", value=number), bake_time=wait))
+    PooledEndpoint(stack, "B", model=model, pools=pools, initial_instance_count=4,
+                   deployment=DeploymentPolicy.rolling(batch_size=CapacitySize.percent(25), bake_time=wait,
+                                                       max_execution_timeout=Duration.seconds(number)))
+    assert DeploymentPolicy.rolling(batch_size=CapacitySize.percent(25), bake_time=Duration.seconds(number)).duration_seconds(4, 1200) is None
+
+
+def test_rolling_batches_in_percent_are_whole_instances_rounded_up() -> None:
+    five = DeploymentPolicy.rolling(batch_size=CapacitySize.percent(5), bake_time=Duration.seconds(60))
+    # 5 % of 101 is 5.05: batches of 6, 17 of them
+    assert five.waits_seconds(101) == 17 * 60
+    assert five.waits_seconds(100) == 20 * 60
+
+
+def test_the_messages_name_the_default_policy_and_the_provisioning() -> None:
+    message = _refused("PooledEndpoint.pools[0].instance_type", lambda: _deploy(DeploymentPolicy(), pools=("ml.inf1.xlarge",)))
+    assert "with deployment=SageMaker's default" in message
+    canary = DeploymentPolicy.canary(canary_size=CapacitySize.percent(25), wait_interval=Duration.minutes(10), max_execution_timeout=Duration.seconds(2400))
+    message = _refused("PooledEndpoint.deployment.max_execution_timeout", lambda: _deploy(canary, initial=8))
+    assert message.endswith("plus the provisioning timeout of 1200 s for the new fleet); or no timeout")
+
+
+def test_a_rollback_batch_above_the_whole_fleet_is_refused() -> None:
+    with pytest.raises(PoolConfigError) as err:
+        DeploymentPolicy.rolling(batch_size=CapacitySize.percent(10), bake_time=MINUTE,
+                                 rollback_batch_size=CapacitySize(type="CAPACITY_PERCENT", value=101))
+    assert err.value.field == "DeploymentPolicy.rolling.rollback_batch_size"
