@@ -330,6 +330,7 @@ def test_token_props_reach_the_template_unchecked() -> None:
     share = cdk.CfnParameter(stack, "Share", type="Number", default=10)
     count = cdk.CfnParameter(stack, "ShadowCount", type="Number", default=1)
     shadow_type = cdk.CfnParameter(stack, "ShadowType", default=G6)
+    shadow_name = cdk.CfnParameter(stack, "ShadowName", default="shadow-g6")
     given = s3.Bucket.from_bucket_name(stack, "Given", "my-capture-bucket")
     model = PoolModel.from_model_name(stack, "Int4", "llm-int4")
     PooledEndpoint(
@@ -343,6 +344,7 @@ def test_token_props_reach_the_template_unchecked() -> None:
             instance_type=shadow_type.value_as_string,
             initial_instance_count=count.value_as_number,
             sampling_percentage=share.value_as_number,
+            variant_name=shadow_name.value_as_string,
         ),
     )
     config = _config(template_of(stack))
@@ -353,6 +355,7 @@ def test_token_props_reach_the_template_unchecked() -> None:
     assert shadow["InstanceType"] == {"Ref": "ShadowType"}
     assert shadow["InitialInstanceCount"] == {"Ref": "ShadowCount"}
     assert shadow["InitialVariantWeight"] == {"Ref": "Share"}
+    assert shadow["VariantName"] == {"Ref": "ShadowName"}
 
 
 # -- bad input ------------------------------------------------------------------------------------
