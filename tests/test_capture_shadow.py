@@ -4,6 +4,7 @@ cdk-nag, deploy order), tokens, and every new rule."""
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Callable
 from typing import Any
@@ -454,3 +455,33 @@ def test_a_capture_bucket_given_a_destroy_policy_keeps_it() -> None:
     template = template_of(_built(lambda s: _llm(s, data_capture=DataCapture(removal_policy=RemovalPolicy.DESTROY))))
     (bucket,) = resources(template, "AWS::S3::Bucket").values()
     assert bucket["DeletionPolicy"] == "Delete"
+
+
+# -- simulate -------------------------------------------------------------------------------------
+
+
+def test_simulate_reads_production_and_ignores_the_shadow(tmp_path: Any) -> None:
+    """sagemaker-pools simulate on a template with a shadow: the same fleet, scaling and result as without it."""
+    from sagemaker_pools.ops.context import Context
+    from sagemaker_pools.ops.aws import AwsOptions, Clients
+    from sagemaker_pools.ops.cli import main
+
+    def simulated(with_shadow: bool) -> dict[str, Any]:
+        stack = new_stack(f"Sim{with_shadow}")
+        _llm(stack, shadow=with_shadow).auto_scale(max_capacity=4).scale_on_weighted_utilization(target=0.7)
+        template = tmp_path / f"template-{with_shadow}.json"
+        template.write_text(json.dumps(template_of(stack)))
+        trace = tmp_path / "trace.csv"
+        trace.write_text("minute,concurrency\n0,4\n20,40\n90,4\n")
+        out, err = io.StringIO(), io.StringIO()
+        code = main(["simulate", str(template), "--traffic", str(trace), "--duration", "3h", "--json"], context=Context(clients=Clients(AwsOptions()), out=out, err=err))
+        assert (code, err.getvalue()) == (0, "")
+        document: dict[str, Any] = json.loads(out.getvalue())
+        document.pop("template", None)
+        return document
+
+    with_shadow, without = simulated(True), simulated(False)
+    assert with_shadow == without
+    assert with_shadow["summary"]["scaling_activities"] > 0  # the traffic step did scale production
+    assert [p["instance_type"] for p in with_shadow["endpoint"]["pools"]] == [G6E, G6]
+    assert "shadow-g6" not in json.dumps(with_shadow)
