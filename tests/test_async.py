@@ -26,7 +26,7 @@ from sagemaker_pools import (
 from support.contract import template_problems
 from support.frozen import frozen
 from support.rules import unreached_rules
-from support.synth import new_stack, only, resource_types, resources, template_of
+from support.synth import nag_report, new_stack, only, resource_types, resources, template_of
 
 G6E, G6, G5 = "ml.g6e.2xlarge", "ml.g6.2xlarge", "ml.g5.2xlarge"
 STACK = "AsyncScaleToZero"
@@ -446,24 +446,6 @@ def test_imported_sse_kms_buckets_get_their_key_only_when_imported_with_it(with_
         assert _kms_actions(template, "LlmExecutionRoleDefaultPolicy") == set()
 
 
-def _nag(build: Callable[[cdk.Stack], object]) -> dict[str, Any]:
-    """cdk-nag's AwsSolutions report for one stack built by ``build`` (synthesis fails on a finding)."""
-    import json
-    import tempfile
-    from pathlib import Path
-
-    from cdk_nag import AwsSolutionsChecks
-
-    app = cdk.App(outdir=tempfile.mkdtemp(prefix="cdk-nag-"))
-    cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
-    build(cdk.Stack(app, "Nag"))
-    app.synth()
-    report = json.loads((Path(app.outdir) / "validation-report.json").read_text())
-    nag = [r for r in report["pluginReports"] if r["pluginName"] == "AwsSolutions"]
-    # cdk-nag writes no report when it found nothing, acknowledged or not
-    return nag[0] if nag else {"violations": [], "suppressedViolations": []}  # type: ignore[no-any-return]
-
-
 def _async_with_created_bucket(stack: cdk.Stack, **props: Any) -> None:
     PooledEndpoint(
         stack, "Endpoint", model=PoolModel.from_model_name(stack, "M", "llm"), pools=[InstancePool(instance_type=G6E)],
@@ -472,7 +454,7 @@ def _async_with_created_bucket(stack: cdk.Stack, **props: Any) -> None:
 
 
 def test_created_bucket_without_access_logs_is_acknowledged_with_the_way_to_log() -> None:
-    nag = _nag(_async_with_created_bucket)
+    nag = nag_report(_async_with_created_bucket)
     assert nag["violations"] == []
     (s1,) = [v for v in nag["suppressedViolations"] if v["ruleName"] == "AwsSolutions-S1"]
     assert "AsyncInference(access_logs_bucket=...)" in s1["reason"]
@@ -487,6 +469,6 @@ def test_created_bucket_with_access_logs_logs_and_needs_no_acknowledgment() -> N
             "destinationBucketName": "my-access-logs", "logFilePrefix": "async-inference/"
         }
 
-    nag = _nag(build)
+    nag = nag_report(build)
     assert nag["violations"] == []
     assert not [v for v in nag.get("suppressedViolations", []) if v["ruleName"] == "AwsSolutions-S1"]

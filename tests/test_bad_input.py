@@ -221,11 +221,14 @@ ELSEWHERE = {
 
 def test_the_corpora_reach_every_rule() -> None:
     """Every ``raise PoolConfigError`` of the endpoint's modules is reached by a case of the corpora
-    (this one, async's and the inference components'): a new rule needs its case."""
+    (this one, async's, the inference components' and data capture's and shadow variants'): a new
+    rule needs its case."""
     import test_async
+    import test_capture_shadow
     import test_inference_component
 
-    builders = [_plain(c[1]) for corpus in (CASES, test_async.CASES, test_inference_component.CASES) for c in corpus]
+    corpora = (CASES, test_async.CASES, test_inference_component.CASES, test_capture_shadow.CASES)
+    builders = [_plain(c[1]) for corpus in corpora for c in corpus]
     modules = ["pools.py", "instance_types.py", "routing.py", "deployment.py", "model.py", "endpoint.py", "_validate.py", "_unique_names.py"]
     assert unreached_rules(builders, modules) == set(ELSEWHERE)
 

@@ -234,7 +234,7 @@ CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "LlmProd": _check_example_stack,
 }
 #: blocks whose own code checks their result (a printed "# comment", assertions.Template)
-SELF_CHECKED = {"Demo", "Gated", "Llm#2", "Measured", "Mine", "RollsBack"}
+SELF_CHECKED = {"Demo", "Gated", "Llm#2", "Measured", "Mine", "RollsBack", "Shadowed"}
 
 
 def test_every_block_checks_its_result() -> None:

@@ -154,3 +154,91 @@ def test_the_two_deploys_that_deregister_the_target_around_a_pool_change() -> No
     assert endpoint_id in target.get("DependsOn", [])
     policy = next(v for v in resources.values() if v["Type"] == SCALING_POLICY)
     assert target_id in policy.get("DependsOn", [])
+
+
+# -- data capture and a shadow variant ------------------------------------------------------------
+#
+# Both live on the EndpointConfig, whose every property is create-only: any change makes a new
+# config that the endpoint takes in place (UpdateEndpoint). What then decides whether SageMaker
+# applies a capture change is RetainAllVariantProperties, which retains DataCaptureConfig too
+# (UpdateEndpoint's VariantPropertyType): the library excludes it from retention whenever
+# capture is configured.
+
+CAPTURE_EXCLUDED = [{"VariantPropertyType": "DataCaptureConfig"}]
+
+
+def _captured(*, capture: dict[str, Any] | None = None, shadow: bool = False) -> dict[str, Any]:
+    from sagemaker_pools import DataCapture, ShadowVariant
+
+    stack = new_stack("Llm")
+    int4 = PoolModel.from_model_name(stack, "Int4", "llm-int4")
+    PooledEndpoint(
+        stack,
+        "Endpoint",
+        model=PoolModel.from_model_name(stack, "Model", "llm"),
+        pools=[InstancePool(instance_type="ml.g6e.48xlarge"), InstancePool(instance_type="ml.g6.48xlarge", model=int4)],
+        endpoint_name="llm",
+        data_capture=DataCapture(bucket=s3.Bucket.from_bucket_name(stack, "Capture", "my-capture"), **capture) if capture is not None else None,
+        shadow=ShadowVariant(model=int4, instance_type="ml.g6.48xlarge") if shadow else None,
+    )
+    return template_of(stack)
+
+
+def _endpoint_props(template: dict[str, Any]) -> dict[str, Any]:
+    return next(r for r in template["Resources"].values() if r["Type"] == "AWS::SageMaker::Endpoint")["Properties"]  # type: ignore[no-any-return]
+
+
+def _config_props(template: dict[str, Any]) -> dict[str, Any]:
+    return next(r for r in template["Resources"].values() if r["Type"] == "AWS::SageMaker::EndpointConfig")["Properties"]  # type: ignore[no-any-return]
+
+
+def test_capture_on_replaces_the_config_and_updates_the_endpoint_with_capture_excluded_from_retention() -> None:
+    v1, v2 = _captured(), _captured(capture={})
+    assert _types(v2, plan(v1, v2)) == {"AWS::SageMaker::EndpointConfig": "replace", "AWS::SageMaker::Endpoint": "update"}
+    assert "ExcludeRetainedVariantProperties" not in _endpoint_props(v1)
+    assert _endpoint_props(v2)["ExcludeRetainedVariantProperties"] == CAPTURE_EXCLUDED
+    assert _config_props(v2)["DataCaptureConfig"]["EnableCapture"] is True
+
+
+def test_capture_off_keeps_the_exclusion_so_the_update_applies_it() -> None:
+    """enable_capture=False, not removing data_capture=: the endpoint still excludes the capture
+    config from retention, so UpdateEndpoint applies EnableCapture false."""
+    v1, v2 = _captured(capture={}), _captured(capture={"enable_capture": False})
+    assert _types(v2, plan(v1, v2)) == {"AWS::SageMaker::EndpointConfig": "replace", "AWS::SageMaker::Endpoint": "update"}
+    assert _endpoint_props(v2)["ExcludeRetainedVariantProperties"] == CAPTURE_EXCLUDED
+    assert _config_props(v2)["DataCaptureConfig"]["EnableCapture"] is False
+
+
+def test_removing_data_capture_drops_the_exclusion() -> None:
+    """What docs/ops.md warns about: with the exclusion gone, whether the endpoint keeps capturing
+    rests on RetainAllVariantProperties, which retains DataCaptureConfig."""
+    v1, v2 = _captured(capture={}), _captured()
+    assert _types(v2, plan(v1, v2)) == {"AWS::SageMaker::EndpointConfig": "replace", "AWS::SageMaker::Endpoint": "update"}
+    assert "ExcludeRetainedVariantProperties" not in _endpoint_props(v2)
+    assert _endpoint_props(v2)["RetainAllVariantProperties"] is True
+
+
+def test_a_sampling_change_replaces_the_config_and_is_applied() -> None:
+    v1, v2 = _captured(capture={"sampling_percentage": 100}), _captured(capture={"sampling_percentage": 5})
+    actions = plan(v1, v2)
+    assert _types(v2, actions) == {"AWS::SageMaker::EndpointConfig": "replace", "AWS::SageMaker::Endpoint": "update"}
+    # The endpoint's properties read the same (the exclusion was there before and stays): it is
+    # updated because its EndpointConfigName points at a replaced config.
+    (endpoint_id,) = [k for k, a in actions.items() if v2["Resources"][k]["Type"] == "AWS::SageMaker::Endpoint"]
+    assert v1["Resources"][endpoint_id]["Properties"] == v2["Resources"][endpoint_id]["Properties"]
+    assert _endpoint_props(v2)["ExcludeRetainedVariantProperties"] == CAPTURE_EXCLUDED
+    assert _config_props(v2)["DataCaptureConfig"]["InitialSamplingPercentage"] == 5
+
+
+def test_adding_and_removing_a_shadow_replace_the_config_and_update_the_endpoint_in_place() -> None:
+    without, with_shadow = _captured(capture={}), _captured(capture={}, shadow=True)
+    for v1, v2 in ((without, with_shadow), (with_shadow, without)):
+        actions = plan(v1, v2)
+        assert _types(v2, actions) == {"AWS::SageMaker::EndpointConfig": "replace", "AWS::SageMaker::Endpoint": "update"}
+        # The endpoint keeps its name (create-only): never replaced, so production keeps serving.
+        assert _endpoint_props(v2)["EndpointName"] == "llm"
+    assert [v["VariantName"] for v in _config_props(with_shadow)["ShadowProductionVariants"]] == ["Shadow"]
+    assert "ShadowProductionVariants" not in _config_props(without)
+    # Production's weight appears beside the shadow only (the shadow's share is its weight over it).
+    assert _config_props(with_shadow)["ProductionVariants"][0]["InitialVariantWeight"] == 100
+    assert "InitialVariantWeight" not in _config_props(without)["ProductionVariants"][0]

@@ -23,6 +23,7 @@ from .pools import IModel, InstancePool
 
 if TYPE_CHECKING:
     from .async_inference import AsyncInference
+    from .data_capture import DataCapture
     from .deployment import CapacitySize, DeploymentPolicy
     from .endpoint import EndpointBase, PooledEndpoint
     from .gates import check_gates
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from .dashboard import PoolDashboard
     from .metrics import InstanceCountSource, MetricSource, UtilizationStrategy, sagemaker_metric, weighted_utilization
     from .scaling import ScalableCapacity, StepScaling, VariantScaling
+    from .shadow import ShadowVariant
 
 # public name -> module that defines it (imports aws_cdk)
 _LAZY = {
@@ -54,6 +56,8 @@ _LAZY = {
     "InferenceComponent": "inference_component",
     "InstanceScaling": "inference_component",
     "CapacitySize": "deployment",
+    "DataCapture": "data_capture",
+    "ShadowVariant": "shadow",
     "DeploymentPolicy": "deployment",
     "EndpointBase": "endpoint",
     "PooledEndpoint": "endpoint",

@@ -17,6 +17,7 @@ __all__ = [
     "check_min_max",
     "check_tags",
     "check_environment",
+    "check_s3_prefix",
     "seconds_in_range",
     "seconds_of",
     "concrete_seconds",
@@ -162,3 +163,28 @@ def check_environment(environment: object, field: str) -> None:
                 raise PoolConfigError(f"{field}[{key[:20]!r}...]", key, f"a name of at most {MAX_ENVIRONMENT_KEY_LENGTH} characters")
         if not is_unresolved(value) and (not isinstance(value, str) or len(value) > MAX_ENVIRONMENT_VALUE_LENGTH):
             raise PoolConfigError(f"{field}[{key!r}]", value, f"a string of at most {MAX_ENVIRONMENT_VALUE_LENGTH} characters")
+
+
+def check_s3_prefix(prefix: object, field: str, max_length: int, example: str) -> None:
+    """Raise unless ``prefix`` is an S3 key prefix a grant can end in ``*`` (tokens pass).
+
+    It ends in ``/``, does not start with ``/``, has no ``//``, ``*`` or ``?`` (a wildcard inside
+    would widen the grant) and has at most ``max_length`` characters (what is left of an S3 URI
+    field once ``s3://<bucket>/`` is counted).
+    """
+    if is_unresolved(prefix):
+        return
+    if (
+        not isinstance(prefix, str)
+        or not prefix.endswith("/")
+        or prefix.startswith("/")
+        or "//" in prefix
+        or len(prefix) > max_length
+        or any(c in prefix for c in "*?")
+    ):
+        raise PoolConfigError(
+            field,
+            prefix,
+            f"an S3 key prefix ending in '/', not starting with '/', without '//', '*' or '?', "
+            f"at most {max_length} characters (e.g. {example!r})",
+        )

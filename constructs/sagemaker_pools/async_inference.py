@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aws_cdk import Acknowledgment, RemovalPolicy, Validations
+from aws_cdk import RemovalPolicy
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
@@ -26,9 +26,10 @@ from aws_cdk import aws_sagemaker as sagemaker
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
+from ._buckets import check_bucket_props, owned_bucket
 from ._roles import acknowledge_wildcard
 from ._tokens import is_unresolved
-from ._validate import check_int_range
+from ._validate import check_int_range, check_s3_prefix
 from .errors import PoolConfigError
 
 __all__ = ["AsyncInference"]
@@ -89,22 +90,7 @@ class AsyncInference:
         name = "AsyncInference"
         prefixes = {"input_prefix": self.input_prefix, "output_prefix": self.output_prefix, "failure_prefix": self.failure_prefix}
         for key, prefix in prefixes.items():
-            if is_unresolved(prefix):
-                continue
-            if (
-                not isinstance(prefix, str)
-                or not prefix.endswith("/")
-                or prefix.startswith("/")
-                or "//" in prefix
-                or len(prefix) > _MAX_PREFIX
-                or any(c in prefix for c in "*?")
-            ):
-                raise PoolConfigError(
-                    f"{name}.{key}",
-                    prefix,
-                    f"an S3 key prefix ending in '/', not starting with '/', without '//', '*' or '?', "
-                    f"at most {_MAX_PREFIX} characters (e.g. 'async-inference/output/')",
-                )
+            check_s3_prefix(prefix, f"{name}.{key}", _MAX_PREFIX, "async-inference/output/")
         resolved = [(k, p) for k, p in prefixes.items() if not is_unresolved(p)]
         for key, prefix in resolved:
             for other_key, other in resolved:
@@ -128,47 +114,25 @@ class AsyncInference:
             1000,
             "requests",
         )
-        if self.kms_key is not None and not hasattr(self.kms_key, "key_arn"):
-            raise PoolConfigError(f"{name}.kms_key", self.kms_key, "an aws_kms.IKey")
-        if self.bucket is not None and not hasattr(self.bucket, "bucket_name"):
-            raise PoolConfigError(f"{name}.bucket", self.bucket, "an aws_s3.IBucket")
-        if self.bucket is not None and self.access_logs_bucket is not None:
-            raise PoolConfigError(
-                f"{name}.access_logs_bucket", self.access_logs_bucket, "only without bucket (it configures a created bucket)"
-            )
-        if self.access_logs_bucket is not None and not hasattr(self.access_logs_bucket, "bucket_name"):
-            raise PoolConfigError(f"{name}.access_logs_bucket", self.access_logs_bucket, "an aws_s3.IBucket")
-        if not isinstance(self.removal_policy, RemovalPolicy):
-            raise PoolConfigError(f"{name}.removal_policy", self.removal_policy, "an aws_cdk.RemovalPolicy")
+        check_bucket_props(
+            name, bucket=self.bucket, kms_key=self.kms_key, access_logs_bucket=self.access_logs_bucket, removal_policy=self.removal_policy
+        )
 
     # -- used by PooledEndpoint ------------------------------------------------------------
 
     def _bucket(self, scope: Construct) -> s3.IBucket:
         """The given bucket, or a new one under ``scope`` (construct id ``AsyncOutput``)."""
-        if self.bucket is not None:
-            return self.bucket
-        bucket = s3.Bucket(
+        return owned_bucket(
             scope,
             "AsyncOutput",
-            encryption=s3.BucketEncryption.KMS if self.kms_key else s3.BucketEncryption.S3_MANAGED,
-            encryption_key=self.kms_key,
-            bucket_key_enabled=True if self.kms_key else None,
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            enforce_ssl=True,
-            versioned=True,
-            server_access_logs_bucket=self.access_logs_bucket,
-            server_access_logs_prefix="async-inference/" if self.access_logs_bucket else None,
+            given=self.bucket,
+            kms_key=self.kms_key,
+            access_logs_bucket=self.access_logs_bucket,
+            access_logs_prefix="async-inference/",
             removal_policy=self.removal_policy,
+            no_logs_reason="No S3 server access logs because AsyncInference(access_logs_bucket=...) was not given; "
+            "pass a log bucket to record every request to the async inputs and responses.",
         )
-        if self.access_logs_bucket is None:
-            Validations.of(bucket).acknowledge(
-                Acknowledgment(
-                    id="AwsSolutions::AwsSolutions-S1",
-                    reason="No S3 server access logs because AsyncInference(access_logs_bucket=...) was not given; "
-                    "pass a log bucket to record every request to the async inputs and responses.",
-                )
-            )
-        return bucket
 
     def _render(self, bucket: s3.IBucket) -> sagemaker.CfnEndpointConfig.AsyncInferenceConfigProperty:
         cfn = sagemaker.CfnEndpointConfig

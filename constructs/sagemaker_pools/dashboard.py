@@ -3,7 +3,8 @@
 For every endpoint: a header naming its pools in priority order, then graphs with one line per
 instance type (``InstanceType`` dimension) of model latency (p50 and p99), concurrent requests,
 GPU utilization, instances, invocations per instance and 4XX/5XX errors, and the weighted
-utilization with its scaling target drawn as a horizontal line.
+utilization with its scaling target drawn as a horizontal line. An endpoint with a shadow variant
+also gets production's latency and errors per instance type beside the shadow's.
 
 CloudWatch refuses a dashboard with more than 500 widgets, a graph with more than 500 metrics or a
 dashboard with more than 2,500 metrics (metrics used only inside math expressions count). CDK
@@ -127,6 +128,29 @@ class PoolDashboard(Construct):
                 [line(f"Invocation{c}Errors", t, f"{t} {c}") for t in types for c in ("4XX", "5XX")],
             ),
         ]
+        shadow = endpoint.shadow
+        if shadow is not None:
+            # Production per instance type beside the shadow (one type, so no InstanceType
+            # dimension): the fallback build under test against what serves today.
+            shadow_source = MetricSource.variant(endpoint.endpoint_name, shadow.variant_name)
+            shadow_label = f"shadow {shadow.variant_name} ({shadow.instance_type})"
+
+            def shadow_line(metric_name: str, label: str, statistic: str | None = None) -> list[Any]:
+                return dashboard_line(sagemaker_stat(metric_name, shadow_source, statistic=statistic), period, label=label)
+
+            graphs.append(
+                (
+                    "Production vs shadow: model latency p99 (µs)",
+                    [line("ModelLatency", t, f"{t} p99", "p99") for t in types] + [shadow_line("ModelLatency", f"{shadow_label} p99", "p99")],
+                )
+            )
+            graphs.append(
+                (
+                    "Production vs shadow: errors (5XX / model)",
+                    [line(f"Invocation{c}Errors", t, f"{t} {c}") for t in types for c in ("5XX", "Model")]
+                    + [shadow_line(f"Invocation{c}Errors", f"{shadow_label} {c}") for c in ("5XX", "Model")],
+                )
+            )
         weighted = all(p.max_concurrency is not None for p in resolved)
         if weighted:
             utilization = weighted_utilization_query(source, resolved, strategy=strategy, period=period, field=field)

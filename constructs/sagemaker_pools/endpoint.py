@@ -32,6 +32,7 @@ from ._tree import remember_stack
 from ._unique_names import check_name_is_free
 from ._validate import check_int_range, check_min_max, check_name, check_tags, concrete_seconds, seconds_in_range
 from .async_inference import AsyncInference
+from .data_capture import DataCapture
 from .deployment import DeploymentPolicy
 from .errors import PoolConfigError
 from .inference_component import ComponentDeploymentPolicy, ComponentSpec, InferenceComponent, InstanceScaling
@@ -50,6 +51,7 @@ from .metrics import (
 )
 from .pools import IModel, InstancePool, resolve_pools
 from .routing import Routing
+from .shadow import PRODUCTION_WEIGHT, ShadowVariant
 from .scaling import DEFAULT_COLD_START, VARIANT_INSTANCE_COUNT, ScalableCapacity, VariantScaling, variant_resource_id
 
 __all__ = ["EndpointBase", "PooledEndpoint"]
@@ -76,6 +78,8 @@ class EndpointBase(Resource):
     deployment: DeploymentPolicy | None = None
     #: True for an endpoint made without a variant model (it hosts inference components).
     hosts_inference_components: bool = False
+    #: The shadow variant beside production, if any (dashboards show it; alarms and scaling never do).
+    shadow: ShadowVariant | None = None
 
     def __init__(self, scope: Construct, id: str, *, variant_name: str) -> None:
         super().__init__(scope, id)
@@ -322,6 +326,14 @@ class PooledEndpoint(EndpointBase):
         async_inference: make the endpoint asynchronous (``InvokeEndpointAsync``), see
             :class:`AsyncInference`. Requires a model: InvokeEndpointAsync cannot address an
             inference component. Default: a real-time endpoint.
+        data_capture: capture a sample of the requests and responses to S3, see
+            :class:`DataCapture`. Only for a real-time endpoint with a model (refused with
+            ``async_inference`` or without a model: docs/aws-readings.md, "Data capture").
+            Default: none.
+        shadow: a shadow variant that receives a copy of production's requests and answers
+            nobody, see :class:`ShadowVariant`. Not with ``async_inference``, without a model,
+            or with a rolling deployment policy (docs/aws-readings.md, "Shadow variants").
+            Default: none.
         tags: tags for the endpoint and its configs. Default: none.
     """
 
@@ -346,6 +358,8 @@ class PooledEndpoint(EndpointBase):
         instance_scaling: InstanceScaling | None = None,
         execution_role: iam.IRole | None = None,
         async_inference: AsyncInference | None = None,
+        data_capture: DataCapture | None = None,
+        shadow: ShadowVariant | None = None,
         tags: Mapping[str, str] | None = None,
     ) -> None:
         # Validate everything before creating any construct: a bad prop leaves nothing behind.
@@ -360,6 +374,7 @@ class PooledEndpoint(EndpointBase):
         if model is not None and not isinstance(model, IModel):
             raise PoolConfigError("PooledEndpoint.model", model, "a PoolModel (or PoolModel.from_model_name(...))")
         _check_component_props(model, resolved, instance_scaling, execution_role, async_inference)
+        _check_capture_and_shadow(model, resolved, variant_name, async_inference, deployment, data_capture, shadow)
         check_int_range(initial_instance_count, "PooledEndpoint.initial_instance_count", 1, None, "instances")
         if instance_scaling is not None and initial_instance_count is not None:
             _check_initial_count(initial_instance_count, instance_scaling)
@@ -379,7 +394,9 @@ class PooledEndpoint(EndpointBase):
         if deployment is not None and not isinstance(deployment, DeploymentPolicy):
             raise PoolConfigError("PooledEndpoint.deployment", deployment, "a DeploymentPolicy (all_at_once, canary, linear, rolling)")
         if kms_key is not None or volume_size_in_gb is not None:
-            _check_ebs_only(resolved, "kms_key" if kms_key is not None else "volume_size_in_gb")
+            # The config's key and volume size apply to the shadow's instances too.
+            every_type = [*resolved, *([InstancePool(instance_type=shadow.instance_type)] if shadow is not None else [])]
+            _check_ebs_only(every_type, "kms_key" if kms_key is not None else "volume_size_in_gb")
         if deployment is not None:
             _check_guardrails(resolved, deployment)
             provision_s = MAX_PROVISION_TIMEOUT_S if timeout_s is None else timeout_s
@@ -406,6 +423,10 @@ class PooledEndpoint(EndpointBase):
         self.async_inference = async_inference
         #: The async bucket (inputs, responses, failures), or None for a real-time endpoint.
         self.async_bucket: s3.IBucket | None = async_inference._bucket(self) if async_inference else None
+        self.data_capture = data_capture
+        #: The data capture bucket, or None without data capture.
+        self.capture_bucket: s3.IBucket | None = data_capture._bucket(self) if data_capture else None
+        self.shadow = shadow
         #: The endpoint config's execution role (endpoints without a model only).
         self.execution_role: iam.IRole | None = None
         # What the config waits for: the execution role's default policy.
@@ -443,6 +464,8 @@ class PooledEndpoint(EndpointBase):
             model_data_download_timeout_in_seconds=download_s,
             container_startup_health_check_timeout_in_seconds=startup_s,
             managed_instance_scaling=instance_scaling._render() if instance_scaling else None,
+            # Only beside a shadow, whose weight over this one is the share of requests it gets a copy of.
+            initial_variant_weight=PRODUCTION_WEIGHT if shadow is not None else None,
         )
         # No endpoint_config_name, ever: a fixed name would make every later change fail
         # ("CloudFormation cannot update a stack when a custom-named resource requires replacing").
@@ -453,6 +476,12 @@ class PooledEndpoint(EndpointBase):
             kms_key_id=kms_key.key_arn if kms_key else None,
             execution_role_arn=self.execution_role.role_arn if self.execution_role else None,
             async_inference_config=async_inference._render(self.async_bucket) if async_inference and self.async_bucket else None,
+            data_capture_config=data_capture._render(self.capture_bucket) if data_capture and self.capture_bucket else None,
+            shadow_production_variants=[
+                shadow._render(download_s=download_s, startup_s=startup_s, volume_size_in_gb=volume_size_in_gb)
+            ]
+            if shadow is not None
+            else None,
         )
         if execution_policy is not None:
             # CreateEndpointConfig checks that SageMaker can assume the role: create the config
@@ -460,6 +489,8 @@ class PooledEndpoint(EndpointBase):
             wait_for(self.endpoint_config, execution_policy)
         if async_inference is not None and self.async_bucket is not None:
             self._grant_async_to_models(async_inference, self.async_bucket)
+        if data_capture is not None and self.capture_bucket is not None:
+            self._grant_capture_to_models(data_capture, self.capture_bucket)
         self._resource = sagemaker.CfnEndpoint(
             self,
             "Resource",
@@ -469,6 +500,11 @@ class PooledEndpoint(EndpointBase):
             # Write-only and update-only: CreateEndpoint has no such member, so CloudFormation
             # uses it only on UpdateEndpoint (see README, "Safe updates").
             retain_all_variant_properties=True if retain_scaled_capacity else None,
+            # RetainAllVariantProperties also retains DataCaptureConfig: without this exclusion a
+            # later capture change (off, sampling, destination) would be ignored on update.
+            exclude_retained_variant_properties=[{"variantPropertyType": "DataCaptureConfig"}]
+            if retain_scaled_capacity and data_capture is not None
+            else None,
         )
         for key, value in (tags or {}).items():
             Tags.of(self).add(key, value)
@@ -703,24 +739,76 @@ class PooledEndpoint(EndpointBase):
         self._scaling_id = id
         return scaling
 
-    def _grant_async_to_models(self, async_inference: AsyncInference, bucket: s3.IBucket) -> None:
-        """Every model that may serve (the variant's and each pool's) gets what async serving needs."""
-        models = [self.model, *(p.model for p in self.pools)]
-        seen: list[object] = []
+    def _serving_models(self) -> list[IModel]:
+        """Every model that may serve, once each: the variant's, each pool's and the shadow's."""
+        models = [self.model, *(p.model for p in self.pools), self.shadow.model if self.shadow else None]
+        unique: list[IModel] = []
         for model in models:
-            if model is None or any(model is m for m in seen):
-                continue
-            seen.append(model)
+            if model is not None and not any(model is m for m in unique):
+                unique.append(model)
+        return unique
+
+    def _grant_to_models(self, grant: Callable[[iam.IRole], None], warning_id: str, needs: str) -> None:
+        """``grant`` to every serving model's execution role; a warning naming ``needs`` for an imported model."""
+        for model in self._serving_models():
             role = getattr(model, "role", None)
             if role is None:
                 Annotations.of(self).add_warning_v2(
-                    "sagemaker-pools:async-imported-model",
-                    f"Model {model.model_name} was imported: grant its execution role s3:GetObject under "
-                    f"{async_inference.input_prefix}, s3:PutObject under {async_inference.output_prefix} and "
-                    f"{async_inference.failure_prefix}, and sns:Publish on the async topics yourself.",
+                    warning_id, f"Model {model.model_name} was imported: grant its execution role {needs} yourself."
                 )
                 continue
-            async_inference._grant_execution_role(role, bucket)
+            grant(role)
+
+    def _grant_async_to_models(self, async_inference: AsyncInference, bucket: s3.IBucket) -> None:
+        """Every model that may serve gets what async serving needs."""
+        self._grant_to_models(
+            lambda role: async_inference._grant_execution_role(role, bucket),
+            "sagemaker-pools:async-imported-model",
+            f"s3:GetObject under {async_inference.input_prefix}, s3:PutObject under {async_inference.output_prefix} and "
+            f"{async_inference.failure_prefix}, and sns:Publish on the async topics",
+        )
+
+    def _grant_capture_to_models(self, data_capture: DataCapture, bucket: s3.IBucket) -> None:
+        """Every model that may serve, the shadow's included, may write captured data (docs/aws-readings.md)."""
+        self._grant_to_models(
+            lambda role: data_capture._grant_writer(role, bucket),
+            "sagemaker-pools:capture-imported-model",
+            f"s3:PutObject under {data_capture.prefix} of the capture bucket (and the KMS keys' GenerateDataKey)",
+        )
+
+    @property
+    def capture_destination(self) -> str:
+        """``s3://BUCKET/PREFIX`` of the data capture: ``gate --from-capture`` reads it.
+
+        Raises:
+            PoolConfigError: the endpoint has no ``data_capture``.
+        """
+        if self.data_capture is None or self.capture_bucket is None:
+            raise PoolConfigError("PooledEndpoint.capture_destination", "an endpoint without data capture", "an endpoint made with data_capture=DataCapture(...)")
+        return DataCapture.destination(self.capture_bucket, self.data_capture.prefix)
+
+    def grant_read_capture(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Let ``grantee`` list and read the captured data (``s3:ListBucket`` under the prefix,
+        ``s3:GetObject``, ``kms:Decrypt``): what ``sagemaker-pools gate --from-capture`` needs.
+
+        Raises:
+            PoolConfigError: the endpoint has no ``data_capture``.
+        """
+        if self.data_capture is None or self.capture_bucket is None:
+            raise PoolConfigError("PooledEndpoint.grant_read_capture", "an endpoint without data capture", "an endpoint made with data_capture=DataCapture(...)")
+        return self.data_capture._grant_reader(grantee, self.capture_bucket)
+
+    def metric_shadow(self, metric_name: str, **options: Unpack[MetricOptions]) -> cloudwatch.Metric:
+        """A SageMaker metric of the shadow variant (dimensions ``EndpointName``, ``VariantName``).
+
+        The shadow runs on one instance type, so its metrics carry no ``InstanceType`` dimension.
+
+        Raises:
+            PoolConfigError: the endpoint has no ``shadow``.
+        """
+        if self.shadow is None:
+            raise PoolConfigError("PooledEndpoint.metric_shadow", "an endpoint without a shadow", "an endpoint made with shadow=ShadowVariant(...)")
+        return sagemaker_metric(metric_name, MetricSource.variant(self.endpoint_name, self.shadow.variant_name), **options)
 
     @staticmethod
     def from_endpoint_name(
@@ -836,6 +924,65 @@ def _check_component_props(
         )
     if execution_role is not None and not hasattr(execution_role, "role_arn"):
         raise PoolConfigError("PooledEndpoint.execution_role", execution_role, "an aws_iam.IRole")
+
+
+def _check_capture_and_shadow(
+    model: IModel | None,
+    pools: Sequence[InstancePool],
+    variant_name: str,
+    async_inference: AsyncInference | None,
+    deployment: DeploymentPolicy | None,
+    data_capture: DataCapture | None,
+    shadow: ShadowVariant | None,
+) -> None:
+    """What data capture and a shadow variant need of the endpoint (docs/aws-readings.md quotes each source)."""
+    if data_capture is not None and not isinstance(data_capture, DataCapture):
+        raise PoolConfigError("PooledEndpoint.data_capture", data_capture, "a DataCapture")
+    if shadow is not None and not isinstance(shadow, ShadowVariant):
+        raise PoolConfigError("PooledEndpoint.shadow", shadow, "a ShadowVariant")
+    if data_capture is not None and async_inference is not None:
+        raise PoolConfigError(
+            "PooledEndpoint.data_capture",
+            "set, with async_inference",
+            "only on a real-time endpoint: the developer guide documents data capture for real-time endpoints and batch "
+            "transform (\"Capture data from real-time endpoint\"), not for asynchronous inference",
+        )
+    if data_capture is not None and model is None:
+        raise PoolConfigError(
+            "PooledEndpoint.data_capture",
+            "set, without a model",
+            "only with a model: the developer guide captures the model a real-time variant hosts "
+            "(DESTINATION/ENDPOINT/VARIANT/...); it documents no capture of inference components",
+        )
+    if shadow is None:
+        return
+    if async_inference is not None:
+        raise PoolConfigError(
+            "PooledEndpoint.shadow", "set, with async_inference", "only on a real-time endpoint: SageMaker's shadow testing excludes asynchronous endpoints"
+        )
+    if model is None:
+        raise PoolConfigError(
+            "PooledEndpoint.shadow",
+            "set, without a model",
+            "only with a model: SageMaker's shadow testing excludes multi-model endpoints, and an endpoint that hosts "
+            "inference components serves several models from one variant",
+        )
+    if not is_unresolved(shadow.variant_name) and not is_unresolved(variant_name) and shadow.variant_name.lower() == variant_name.lower():
+        raise PoolConfigError("PooledEndpoint.shadow.variant_name", shadow.variant_name, f"a name other than the production variant's ({variant_name})")
+    if deployment is not None and deployment._kind() == "rolling":
+        raise PoolConfigError(
+            "PooledEndpoint.deployment",
+            "rolling, with a shadow",
+            "a blue/green policy (all_at_once, canary, linear) or none: rolling deployments exclude multi-variant endpoints, "
+            "and a shadow makes two variants",
+        )
+    for index, pool in enumerate(pools):
+        if not is_unresolved(pool.instance_type) and pool.instance_type.startswith("ml.inf1."):
+            raise PoolConfigError(
+                f"PooledEndpoint.pools[{index}].instance_type",
+                f"{pool.instance_type} with a shadow",
+                "a type other than Inf1: SageMaker's shadow testing excludes endpoints that use Inf1 instances",
+            )
 
 
 @jsii.implements(IStableNumberProducer)

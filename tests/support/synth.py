@@ -73,3 +73,17 @@ def read_assembly(outdir: Path) -> dict[str, dict[str, Any]]:
         if artifact.get("type") == "aws:cloudformation:stack":
             templates[name] = json.loads((outdir / artifact["properties"]["templateFile"]).read_text())
     return templates
+
+
+def nag_report(build: Callable[[cdk.Stack], object]) -> dict[str, Any]:
+    """cdk-nag's AwsSolutions report for one stack built by ``build`` (synthesis fails on a finding)."""
+    from cdk_nag import AwsSolutionsChecks
+
+    app = cdk.App(outdir=tempfile.mkdtemp(prefix="cdk-nag-"))
+    cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    build(cdk.Stack(app, "Nag"))
+    app.synth()
+    report = json.loads((Path(app.outdir) / "validation-report.json").read_text())
+    nag = [r for r in report["pluginReports"] if r["pluginName"] == "AwsSolutions"]
+    # cdk-nag writes no report when it found nothing, acknowledged or not
+    return nag[0] if nag else {"violations": [], "suppressedViolations": []}  # type: ignore[no-any-return]
