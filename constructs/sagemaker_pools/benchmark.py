@@ -50,7 +50,9 @@ class BenchmarkWorkload(Resource):
     Every property of the resource is create-only, so a change replaces it: the default name
     ends in a hash of the spec, so a changed workload gets a new name and the replacement works.
     A fixed ``workload_name`` must change whenever the workload does (CloudFormation cannot
-    replace a custom-named resource under the same name).
+    replace a custom-named resource under the same name). For the same reason the spec's values
+    and ``dataset_key`` must be concrete (a ``CfnParameter`` is refused: changed at deploy time, it
+    would change the workload under an unchanged name); ``workload_name`` may be a parameter.
 
     Attributes:
         workload_name: the name ``--workload`` and ``CreateAIBenchmarkJob`` take.
@@ -234,7 +236,8 @@ class BenchmarkRole(Construct):
         Args:
             endpoint: the endpoint the jobs benchmark.
             output_bucket: where the jobs write their results.
-            output_prefix: the prefix they write under (ends in ``/``). Default: ``benchmarks/``.
+            output_prefix: the prefix they write under (ends in ``/``; a deploy-time parameter is
+                taken as given). Default: ``benchmarks/``.
             workloads: workloads whose dataset the jobs read. Default: none.
         """
         super().__init__(scope, id)
