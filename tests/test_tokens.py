@@ -34,10 +34,13 @@ from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_ecr as ecr
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from sagemaker_pools import (
     AsyncInference,
+    BenchmarkRole,
+    BenchmarkWorkload,
     CapacitySize,
     ComponentBatchSize,
     ComponentDeploymentPolicy,
@@ -49,12 +52,14 @@ from sagemaker_pools import (
     InstanceScaling,
     ModelData,
     PoolAlarms,
+    PoolCapacity,
     PoolConfigError,
     PoolDashboard,
     PooledEndpoint,
     PoolModel,
     Routing,
     VariantScaling,
+    check_gates,
 )
 from support.frozen import frozen
 from support.synth import new_app, read_assembly
@@ -68,6 +73,7 @@ REF = {"Ref": PARAMETER}
 CONFIG, ENDPOINT, COMPONENT = "AWS::SageMaker::EndpointConfig", "AWS::SageMaker::Endpoint", "AWS::SageMaker::InferenceComponent"
 TARGET, POLICY, ALARM = "AWS::ApplicationAutoScaling::ScalableTarget", "AWS::ApplicationAutoScaling::ScalingPolicy", "AWS::CloudWatch::Alarm"
 DASHBOARD = "AWS::CloudWatch::Dashboard"
+WORKLOAD = "AWS::SageMaker::AIWorkloadConfig"
 
 # -- builders ---------------------------------------------------------------------------------
 
@@ -151,6 +157,18 @@ def _imported(s: Construct, name: Any, variant: Any) -> None:
     endpoint = PooledEndpoint.from_endpoint_name(s, "Imported", name, variant_name=variant)
     PoolAlarms(s, "Alarms", endpoint=endpoint, pools=_pools(G6E, G6))
     endpoint.grant_invoke(iam.Role(s, "Caller", assumed_by=iam.AccountRootPrincipal()))
+
+
+def _workload(s: Construct, **props: Any) -> BenchmarkWorkload:
+    """A closed-loop workload of 100 requests (each prop may replace those)."""
+    return BenchmarkWorkload(s, "Workload", **{"concurrency": 8, "request_count": 100, **props})
+
+
+def _benchmark_role(s: Construct, output_prefix: Any) -> None:
+    """A benchmark role writing under ``output_prefix`` of a KMS-encrypted bucket, its output location an output."""
+    bucket = s3.Bucket(s, "Results", encryption=s3.BucketEncryption.KMS, enforce_ssl=True)
+    role = BenchmarkRole(s, "Bench", endpoint=_endpoint(s), output_bucket=bucket, output_prefix=output_prefix)
+    cdk.CfnOutput(s, "Output", value=role.output_location)
 
 
 def _invoke_resource(b: Built) -> Any:
@@ -817,6 +835,28 @@ ACCEPTS: list[Accepts] = [
         lambda s, v: _imported(s, "llm", v),
         lambda b: eq(dimension(b.one(ALARM, "AlarmsErrorRate5xx"), "VariantName", "errors"), REF),
     ),
+    # -- benchmarks ------------------------------------------------------------------------------
+    Accepts(
+        "BenchmarkWorkload.workload_name", "String", "chat-load",
+        lambda s, v: _workload(s, workload_name=v),
+        lambda b: (
+            eq(b.one(WORKLOAD)["AIWorkloadConfigName"], REF),
+            # The spec stays a literal JSON document.
+            eq(json.loads(at(b.one(WORKLOAD), "AIWorkloadConfigs.WorkloadSpec.Inline"))["parameters"]["concurrency"], 8),
+        ),
+    ),
+    Accepts(
+        "BenchmarkRole.output_prefix", "String", "benchmarks/",
+        _benchmark_role,
+        lambda b: (
+            # The role writes under the parameter's prefix only, and the output location names it.
+            eq([ref_text(r) for r in _granted(b, "s3:PutObject")], ["{other}/{REF}*"]),
+            eq(_granted(b, "s3:AbortMultipartUpload"), _granted(b, "s3:PutObject")),
+            eq(ref_text(b.template["Outputs"]["Output"]["Value"]), "s3://{other}/{REF}"),
+            # The bucket key's actions are not scoped by the prefix: present all the same.
+            assert_in("kms:GenerateDataKey", json.dumps(b.all("AWS::IAM::Policy"))),
+        ),
+    ),
 ]
 
 
@@ -873,6 +913,42 @@ REFUSES += [
         "InferenceComponent.metric_weighted_utilization.period", "Duration",
         lambda s, v: _weighted_component(s).metric_weighted_utilization(period=Duration.seconds(v)),
         "InferenceComponent.metric_weighted_utilization.period",
+    ),
+]
+
+# The workload's spec is one JSON document hashed into its name, and every property is create-only:
+# a value that changes at deploy time would replace the workload under the same name.
+REFUSES += [
+    *[
+        Refuses(f"BenchmarkWorkload.{key}", "Number", lambda s, v, key=key, base=base: _workload(s, **base, **{key: v}), f"BenchmarkWorkload.{key}")
+        for key, base in (
+            ("input_tokens_mean", {}),
+            ("input_tokens_stddev", {}),
+            ("output_tokens_mean", {}),
+            ("output_tokens_stddev", {}),
+            ("concurrency", {}),
+            ("request_rate", {}),
+            ("arrival_smoothness", {"request_rate": 2.0, "arrival": "gamma"}),
+            ("request_count", {}),
+            ("seed", {}),
+        )
+    ],
+    Refuses(
+        "BenchmarkWorkload.arrival", "String", lambda s, v: _workload(s, request_rate=2.0, arrival=v), "BenchmarkWorkload.arrival",
+    ),
+    *[
+        Refuses(f"BenchmarkWorkload.{key}", "Duration", lambda s, v, key=key, base=base: _workload(s, **base, **{key: Duration.seconds(v)}), f"BenchmarkWorkload.{key}")
+        for key, base in (("duration", {"request_count": None}), ("warmup", {}), ("request_timeout", {}))
+    ],
+    # The key decides the read grant (an object, or a prefix) and is part of the name's hash.
+    Refuses(
+        "BenchmarkWorkload.dataset_key", "String",
+        lambda s, v: _workload(s, dataset_bucket=s3.Bucket.from_bucket_name(s, "Data", "traffic"), dataset_key=v), "BenchmarkWorkload.dataset_key",
+    ),
+    # The check runs at synth time.
+    Refuses(
+        "check_gates.on_ungated", "String",
+        lambda s, v: check_gates(s, capacity=PoolCapacity(instance_types={}), pools=_pools(G6E, G6), on_ungated=v), "check_gates.on_ungated",
     ),
 ]
 
@@ -1020,6 +1096,9 @@ def _public_callables() -> dict[str, Callable[..., Any]]:
         "ContainerImage.from_ecr_repository": ContainerImage.from_ecr_repository,
         "ModelData.from_s3_object": ModelData.from_s3_object,
         "ModelData.from_s3_prefix": ModelData.from_s3_prefix,
+        "BenchmarkWorkload": BenchmarkWorkload.__init__,
+        "BenchmarkRole": BenchmarkRole.__init__,
+        "check_gates": check_gates,
     }
 
 

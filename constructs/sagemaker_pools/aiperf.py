@@ -22,12 +22,20 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from ._tokens import is_unresolved
 from .errors import PoolConfigError
 
 __all__ = ["WorkloadSpec", "PARAMETERS", "ARRIVALS", "parse_inline"]
 
 #: The arrival patterns AIPerf's ``--arrival-pattern`` takes for a rate (``constant`` = evenly spaced).
 ARRIVALS = ("constant", "poisson", "gamma")
+
+#: Why a value of the spec cannot be a deploy-time parameter (a CDK token): said by every such refusal.
+SPEC_AT_SYNTH = (
+    "the inline spec is one JSON document written at synth time, and a generated workload name ends in its hash; "
+    "every property of an AIWorkloadConfig is create-only, so a value changed at deploy time would replace the "
+    "workload under the same name, which CloudFormation cannot do (and the checks here need the value)"
+)
 
 #: spec parameter -> (AIPerf option, unit): every parameter a :class:`WorkloadSpec` writes.
 PARAMETERS: Mapping[str, tuple[str, str]] = {
@@ -87,6 +95,9 @@ class WorkloadSpec:
 
     def _check(self) -> None:
         """Raise :class:`PoolConfigError` for a spec AIPerf would refuse (or that measures nothing)."""
+        for field in dataclasses.fields(self):
+            if field.name != "owner" and is_unresolved(getattr(self, field.name)):
+                raise PoolConfigError(f"{self.owner}.{field.name}", "a deploy-time parameter (a CDK token)", f"a concrete value: {SPEC_AT_SYNTH}")
         for name in ("input_tokens_mean", "output_tokens_mean", "concurrency", "request_count"):
             value = getattr(self, name)
             if value is not None and (not _is_int(value) or value < 1):

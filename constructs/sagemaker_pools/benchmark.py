@@ -24,8 +24,9 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from ._roles import acknowledge_wildcard
-from ._validate import check_tags, duration_facts
-from .aiperf import WorkloadSpec
+from ._tokens import is_unresolved
+from ._validate import check_tags, concrete_seconds, duration_facts
+from .aiperf import SPEC_AT_SYNTH, WorkloadSpec
 from .endpoint import EndpointBase
 from .errors import PoolConfigError
 
@@ -49,7 +50,9 @@ class BenchmarkWorkload(Resource):
     Every property of the resource is create-only, so a change replaces it: the default name
     ends in a hash of the spec, so a changed workload gets a new name and the replacement works.
     A fixed ``workload_name`` must change whenever the workload does (CloudFormation cannot
-    replace a custom-named resource under the same name).
+    replace a custom-named resource under the same name). For the same reason the spec's values
+    and ``dataset_key`` must be concrete (a ``CfnParameter`` is refused: changed at deploy time, it
+    would change the workload under an unchanged name); ``workload_name`` may be a parameter.
 
     Attributes:
         workload_name: the name ``--workload`` and ``CreateAIBenchmarkJob`` take.
@@ -104,7 +107,8 @@ class BenchmarkWorkload(Resource):
         """
         super().__init__(scope, id)
         field = "BenchmarkWorkload"
-        if workload_name is not None and (not isinstance(workload_name, str) or not WORKLOAD_NAME.match(workload_name)):
+        # A name from a parameter is the user's, like a literal one: checked by CloudFormation at deploy time.
+        if workload_name is not None and (not isinstance(workload_name, str) or not (is_unresolved(workload_name) or WORKLOAD_NAME.match(workload_name))):
             raise PoolConfigError(
                 f"{field}.workload_name",
                 workload_name,
@@ -115,6 +119,14 @@ class BenchmarkWorkload(Resource):
         if (dataset_bucket is None) != (dataset_key is None):
             raise PoolConfigError(f"{field}.dataset_key", dataset_key, "dataset_bucket and dataset_key together, or neither")
         if dataset_bucket is not None:
+            if is_unresolved(dataset_key):
+                raise PoolConfigError(
+                    f"{field}.dataset_key",
+                    "a deploy-time parameter (a CDK token)",
+                    "a concrete key: it decides the read grant (an object, or a prefix ending in '/') and goes into the "
+                    "generated name's hash; the dataset is create-only like the spec, so a key changed at deploy time "
+                    "would replace the workload under the same name, which CloudFormation cannot do",
+                )
             if not isinstance(dataset_key, str) or not dataset_key or dataset_key.startswith("/") or "*" in dataset_key:
                 raise PoolConfigError(f"{field}.dataset_key", dataset_key, "an object key or a prefix ending in '/', not starting with '/', without '*'")
             if input_tokens_mean is not None or input_tokens_stddev is not None:
@@ -224,14 +236,18 @@ class BenchmarkRole(Construct):
         Args:
             endpoint: the endpoint the jobs benchmark.
             output_bucket: where the jobs write their results.
-            output_prefix: the prefix they write under (ends in ``/``). Default: ``benchmarks/``.
+            output_prefix: the prefix they write under (ends in ``/``; a deploy-time parameter is
+                taken as given). Default: ``benchmarks/``.
             workloads: workloads whose dataset the jobs read. Default: none.
         """
         super().__init__(scope, id)
         field = "BenchmarkRole"
         if not isinstance(endpoint, EndpointBase):
             raise PoolConfigError(f"{field}.endpoint", endpoint, "a PooledEndpoint (or PooledEndpoint.from_endpoint_name)")
-        if not isinstance(output_prefix, str) or not output_prefix.endswith("/") or output_prefix.startswith("/") or "*" in output_prefix:
+        # A prefix from a parameter reaches the output location and the grant's ARN as the Ref; its shape is left to the user.
+        if not isinstance(output_prefix, str) or (
+            not is_unresolved(output_prefix) and (not output_prefix.endswith("/") or output_prefix.startswith("/") or "*" in output_prefix)
+        ):
             raise PoolConfigError(f"{field}.output_prefix", output_prefix, "a prefix ending in '/', not starting with '/', without '*'")
         for index, workload in enumerate(workloads):
             if not isinstance(workload, BenchmarkWorkload):
@@ -271,14 +287,14 @@ class BenchmarkRole(Construct):
 
 
 def _seconds(value: Duration | None, field: str) -> float | None:
-    """``value`` in seconds; a token is refused: the spec is one JSON string written at synth time."""
+    """``value`` in seconds (a fraction kept); a token is refused: the spec is one JSON string written at synth time."""
     if value is None:
         return None
     if not isinstance(value, Duration):
         raise PoolConfigError(field, value, "an aws_cdk.Duration")
     unresolved, seconds = duration_facts(value)
     if unresolved:
-        raise PoolConfigError(field, "a token", "a Duration known at synth time (the inline spec is written then)")
+        concrete_seconds(value, field, SPEC_AT_SYNTH)  # raises: the one wording of a refused token duration
     return seconds
 
 

@@ -56,7 +56,11 @@ def check_gates(
         instance type -> why it is ungated (empty when every fallback pool passed).
     """
     if on_ungated not in ON_UNGATED:
-        raise PoolConfigError("check_gates.on_ungated", on_ungated, " or ".join(repr(v) for v in ON_UNGATED))
+        raise PoolConfigError(
+            "check_gates.on_ungated",
+            on_ungated,
+            " or ".join(repr(v) for v in ON_UNGATED) + ", a literal: the check runs at synth time, so a deploy-time parameter cannot choose",
+        )
     ordered = resolve_pools(pools, "check_gates.pools")
     fallbacks = [p.instance_type for p in ordered[1:] if not is_unresolved(p.instance_type)]
     problems = capacity.ungated(fallbacks, builds=builds)
