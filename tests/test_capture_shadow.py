@@ -321,44 +321,6 @@ def test_created_bucket_without_access_logs_is_acknowledged_with_the_way_to_log(
     assert any("DataCapture(access_logs_bucket=...)" in r for r in reasons)
 
 
-# -- tokens -------------------------------------------------------------------------------------
-
-
-def test_token_props_reach_the_template_unchecked() -> None:
-    stack = new_stack()
-    percent = cdk.CfnParameter(stack, "Percent", type="Number", default=5)
-    prefix = cdk.CfnParameter(stack, "Prefix", default="capture/")
-    share = cdk.CfnParameter(stack, "Share", type="Number", default=10)
-    count = cdk.CfnParameter(stack, "ShadowCount", type="Number", default=1)
-    shadow_type = cdk.CfnParameter(stack, "ShadowType", default=G6)
-    shadow_name = cdk.CfnParameter(stack, "ShadowName", default="shadow-g6")
-    given = s3.Bucket.from_bucket_name(stack, "Given", "my-capture-bucket")
-    model = PoolModel.from_model_name(stack, "Int4", "llm-int4")
-    PooledEndpoint(
-        stack,
-        "Llm",
-        model=PoolModel.from_model_name(stack, "Base", "llm"),
-        pools=[InstancePool(instance_type=G6E)],
-        data_capture=DataCapture(bucket=given, prefix=prefix.value_as_string, sampling_percentage=percent.value_as_number),
-        shadow=ShadowVariant(
-            model=model,
-            instance_type=shadow_type.value_as_string,
-            initial_instance_count=count.value_as_number,
-            sampling_percentage=share.value_as_number,
-            variant_name=shadow_name.value_as_string,
-        ),
-    )
-    config = _config(template_of(stack))
-    capture = config["DataCaptureConfig"]
-    assert capture["InitialSamplingPercentage"] == {"Ref": "Percent"}
-    assert capture["DestinationS3Uri"] == {"Fn::Join": ["", ["s3://my-capture-bucket/", {"Ref": "Prefix"}]]}
-    (shadow,) = config["ShadowProductionVariants"]
-    assert shadow["InstanceType"] == {"Ref": "ShadowType"}
-    assert shadow["InitialInstanceCount"] == {"Ref": "ShadowCount"}
-    assert shadow["InitialVariantWeight"] == {"Ref": "Share"}
-    assert shadow["VariantName"] == {"Ref": "ShadowName"}
-
-
 # -- bad input ------------------------------------------------------------------------------------
 
 

@@ -32,9 +32,9 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_ecr as ecr
 from aws_cdk import aws_iam as iam
-from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from sagemaker_pools import (
@@ -46,6 +46,7 @@ from sagemaker_pools import (
     ComponentDeploymentPolicy,
     ComponentSpec,
     ContainerImage,
+    DataCapture,
     DeploymentPolicy,
     InferenceComponent,
     InstancePool,
@@ -58,6 +59,7 @@ from sagemaker_pools import (
     PooledEndpoint,
     PoolModel,
     Routing,
+    ShadowVariant,
     VariantScaling,
     check_gates,
 )
@@ -952,6 +954,42 @@ REFUSES += [
     ),
 ]
 
+def _captured(scope: Construct, capture: Any = None, shadow: Any = None) -> PooledEndpoint:
+    """A real-time endpoint with data capture into a given bucket and/or a shadow variant."""
+    data_capture = DataCapture(bucket=s3.Bucket.from_bucket_name(scope, "Given", "my-capture-bucket"), **capture) if capture is not None else None
+    shadow_variant = ShadowVariant(model=PoolModel.from_model_name(scope, "Int4", "llm-int4"), **{"instance_type": G6, **shadow}) if shadow is not None else None
+    return PooledEndpoint(scope, "Endpoint", model=PoolModel.from_model_name(scope, "Base", "base-model"),
+                          pools=[InstancePool(instance_type=G6E)], data_capture=data_capture, shadow=shadow_variant)
+
+
+ACCEPTS += [
+    Accepts(
+        "DataCapture.prefix", "String", "capture/", lambda s, v: _captured(s, capture={"prefix": v}),
+        lambda b: eq(ref_text(at(b.one(CONFIG), "DataCaptureConfig.DestinationS3Uri")), "s3://my-capture-bucket/{REF}"),
+    ),
+    Accepts(
+        "DataCapture.sampling_percentage", "Number", 5, lambda s, v: _captured(s, capture={"sampling_percentage": v}),
+        lambda b: eq(at(b.one(CONFIG), "DataCaptureConfig.InitialSamplingPercentage"), REF),
+    ),
+    Accepts(
+        "ShadowVariant.instance_type", "String", G6, lambda s, v: _captured(s, shadow={"instance_type": v}),
+        lambda b: eq(at(b.one(CONFIG), "ShadowProductionVariants.0.InstanceType"), REF),
+    ),
+    Accepts(
+        "ShadowVariant.initial_instance_count", "Number", 1, lambda s, v: _captured(s, shadow={"initial_instance_count": v}),
+        lambda b: eq(at(b.one(CONFIG), "ShadowProductionVariants.0.InitialInstanceCount"), REF),
+    ),
+    Accepts(
+        "ShadowVariant.variant_name", "String", "shadow-g6", lambda s, v: _captured(s, shadow={"variant_name": v}),
+        lambda b: eq(at(b.one(CONFIG), "ShadowProductionVariants.0.VariantName"), REF),
+    ),
+    Accepts(
+        # The shadow's weight beside production's 100: the share of requests copied to it.
+        "ShadowVariant.sampling_percentage", "Number", 10, lambda s, v: _captured(s, shadow={"sampling_percentage": v}),
+        lambda b: eq(at(b.one(CONFIG), "ShadowProductionVariants.0.InitialVariantWeight"), REF),
+    ),
+]
+
 #: Public scalar props left out of the corpus, each with the reason.
 _STATISTIC = (
     "sorted by name into an alarm's Statistic or ExtendedStatistic (percentiles) and left out of a dashboard "
@@ -1099,6 +1137,8 @@ def _public_callables() -> dict[str, Callable[..., Any]]:
         "BenchmarkWorkload": BenchmarkWorkload.__init__,
         "BenchmarkRole": BenchmarkRole.__init__,
         "check_gates": check_gates,
+        "DataCapture": DataCapture.__init__,
+        "ShadowVariant": ShadowVariant.__init__,
     }
 
 
