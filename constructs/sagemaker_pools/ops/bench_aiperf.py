@@ -14,17 +14,19 @@ run's load are refused with ``--managed`` and ``--from-aiperf`` rather than sile
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..aiperf import WorkloadSpec
+from .bench.bodies import Shape
 from ..errors import PoolConfigError
 from .bench.aiperf_export import read_export_dir, report_from_exports
 from .bench.managed import JobStopped, check_endpoint, fetch_exports, job_name, level_workload, parse_s3_uri, start_job, wait_for_job
 from .context import Context
 from .errors import EXIT_USAGE, OpsError
 
-__all__ = ["add_arguments", "run_aiperf_mode", "spec_of", "LOAD_OPTIONS"]
+__all__ = ["add_arguments", "run_aiperf_mode", "spec_of", "sequence_distribution", "LOAD_OPTIONS"]
 
 #: Options that shape a local run's load (dest -> flag). A spec expresses some; a managed run none.
 LOAD_OPTIONS = {
@@ -41,6 +43,11 @@ LOAD_OPTIONS = {
     "input_tokens": "--input-tokens",
     "output_tokens": "--output-tokens",
     "token_range_ratio": "--token-range-ratio",
+    "input_tokens_stddev": "--input-tokens-stddev",
+    "output_tokens_stddev": "--output-tokens-stddev",
+    "shape": "--shape",
+    "prefix_tokens": "--prefix-tokens",
+    "prefix_count": "--prefix-count",
     "sample": "--sample",
     "seed": "--seed",
     "stream": "--stream",
@@ -124,11 +131,17 @@ def spec_of(args: argparse.Namespace) -> WorkloadSpec:
     arrival = "gamma" if args.burstiness is not None else {"uniform": "constant", "poisson": "poisson", "gamma": "gamma", None: None}[args.arrival]
     if args.rate is not None and arrival is None:
         arrival = "constant"  # bench's default arrivals are evenly spaced; AIPerf's are Poisson
+    shapes = args.shape
     try:
         return WorkloadSpec(
             owner="--aiperf-spec",
             input_tokens_mean=args.input_tokens,
+            input_tokens_stddev=(args.input_tokens_stddev or None) if not shapes else None,
             output_tokens_mean=args.output_tokens,
+            output_tokens_stddev=(args.output_tokens_stddev or None) if not shapes else None,
+            sequence_distribution=sequence_distribution(shapes, args.input_tokens_stddev, args.output_tokens_stddev) if shapes else None,
+            prefix_pool_size=args.prefix_count or None,
+            prefix_length=args.prefix_tokens or None,
             concurrency=args.concurrency,
             request_rate=args.rate,
             arrival=arrival,
@@ -142,6 +155,18 @@ def spec_of(args: argparse.Namespace) -> WorkloadSpec:
         )
     except PoolConfigError as exc:
         raise OpsError(str(exc), EXIT_USAGE) from None
+
+
+def sequence_distribution(shapes: Sequence[Shape], input_stddev: float, output_stddev: float) -> str:
+    """``--shape``s as AIPerf's ``--sequence-distribution`` (``ISL|SD,OSL|SD:PERCENT;...``; weights made percentages)."""
+    total = sum(s.weight for s in shapes)
+
+    def length(tokens: int, stddev: float) -> str:
+        return f"{tokens}|{stddev:g}" if stddev else str(tokens)
+
+    return ";".join(
+        f"{length(s.input_tokens, input_stddev)},{length(s.output_tokens, output_stddev)}:{round(100 * s.weight / total, 4):g}" for s in shapes
+    )
 
 
 def _write_spec(args: argparse.Namespace, ctx: Context) -> int:

@@ -12,7 +12,7 @@ from typing import Any, TextIO
 
 from .bench_aiperf import add_arguments as add_aiperf_arguments
 from .bench_aiperf import run_aiperf_mode
-from .bench.bodies import DEFAULT_BODY, load_bodies, synthetic_bodies
+from .bench.bodies import DEFAULT_BODY, Shape, load_bodies, parse_shape, synthetic_bodies
 from .bench.live import STYLES, RichProgress, progress_text, require_rich
 from .bench.options import HTTP_CLIENTS, BenchOptions, Connection, default_processes
 from .bench.report import build_report, load_report, merge_reports, render_comparison, render_report
@@ -72,6 +72,13 @@ def _slo(text: str) -> Slo:
         raise argparse.ArgumentTypeError(exc.message.removeprefix(f"--slo {text!r}: ")) from None
 
 
+def _shape(text: str) -> Shape:
+    try:
+        return parse_shape(text)
+    except OpsError as exc:
+        raise argparse.ArgumentTypeError(exc.message.removeprefix(f"--shape {text!r}: ")) from None
+
+
 def add_parser(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     """Register the ``bench`` subcommand."""
     p = subparsers.add_parser(
@@ -103,6 +110,20 @@ def add_parser(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     req.add_argument(
         "--token-range-ratio", type=float, default=0.0, metavar="R", help="synthetic bodies: lengths uniform in N*(1-R)..N*(1+R) (default: 0, fixed)"
     )
+    req.add_argument(
+        "--input-tokens-stddev", type=float, default=0.0, metavar="SD",
+        help="synthetic bodies: prompt lengths normal around the mean with this standard deviation, tokens (as AIPerf's --isl-stddev)",
+    )  # fmt: skip
+    req.add_argument(
+        "--output-tokens-stddev", type=float, default=0.0, metavar="SD",
+        help="synthetic bodies: output lengths normal around the mean with this standard deviation, tokens (as AIPerf's --osl-stddev)",
+    )  # fmt: skip
+    req.add_argument(
+        "--shape", type=_shape, action="append", default=[], metavar="IN:OUT[@WEIGHT]",
+        help="synthetic bodies: a mix of (input, output) token lengths, e.g. --shape 550:150@0.7 --shape 2000:300@0.3 (repeatable)",
+    )  # fmt: skip
+    req.add_argument("--prefix-tokens", type=int, default=0, metavar="N", help="synthetic bodies: each prompt starts with a shared prefix of N tokens")
+    req.add_argument("--prefix-count", type=int, default=0, metavar="K", help="synthetic bodies: K distinct prefixes (with --prefix-tokens)")
     req.add_argument("--sample", action="store_true", help="pick bodies at random instead of in turn")
     req.add_argument("--seed", type=int, help="random seed for --sample, random arrivals and synthetic bodies (default: random, printed)")
     req.add_argument("--stream", action="store_true", help="InvokeEndpointWithResponseStream: also TTFT, ITL and TPOT")
@@ -157,9 +178,10 @@ def options_from_args(args: argparse.Namespace) -> BenchOptions:
     """The run's options from the command line (bodies loaded, defaults resolved, the seed chosen)."""
     if args.endpoint is None:
         raise OpsError("give ENDPOINT (or --merge REPORT.json ...)", EXIT_USAGE)
-    synthetic = args.input_tokens is not None or args.output_tokens is not None
+    _check_synthetic_args(args)
+    synthetic = args.input_tokens is not None or args.output_tokens is not None or bool(args.shape)
     if sum(bool(x) for x in (args.input, args.body is not None, synthetic)) > 1:
-        raise OpsError("give one of --input, --body and --input-tokens/--output-tokens", EXIT_USAGE)
+        raise OpsError("give one of --input, --body and --input-tokens/--output-tokens/--shape", EXIT_USAGE)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     if args.burstiness is not None and args.arrival not in (None, "gamma"):
         raise OpsError(f"--burstiness shapes gamma arrivals: drop --arrival {args.arrival}", EXIT_USAGE)
@@ -178,6 +200,11 @@ def options_from_args(args: argparse.Namespace) -> BenchOptions:
             range_ratio=args.token_range_ratio,
             seed=seed,
             tokenizer=args.tokenizer,
+            input_stddev=args.input_tokens_stddev,
+            output_stddev=args.output_tokens_stddev,
+            shapes=args.shape,
+            prefix_tokens=args.prefix_tokens,
+            prefix_count=args.prefix_count,
         )
     else:
         bodies = (DEFAULT_BODY,)
@@ -209,6 +236,26 @@ def options_from_args(args: argparse.Namespace) -> BenchOptions:
     )
     options.validate()
     return options
+
+
+#: Options that shape synthetic bodies only: each needs --input-tokens, --output-tokens or --shape.
+_SYNTHETIC_ONLY = (
+    ("token_range_ratio", "--token-range-ratio"),
+    ("input_tokens_stddev", "--input-tokens-stddev"),
+    ("output_tokens_stddev", "--output-tokens-stddev"),
+    ("prefix_tokens", "--prefix-tokens"),
+    ("prefix_count", "--prefix-count"),
+)
+
+
+def _check_synthetic_args(args: argparse.Namespace) -> None:
+    """Refuse the synthetic-body options where no synthetic body is made, and --shape with fixed lengths."""
+    if args.shape and (args.input_tokens is not None or args.output_tokens is not None):
+        raise OpsError("--shape gives the token lengths: drop --input-tokens/--output-tokens", EXIT_USAGE)
+    if args.input_tokens is None and args.output_tokens is None and not args.shape:
+        given = [flag for dest, flag in _SYNTHETIC_ONLY if getattr(args, dest)]
+        if given:
+            raise OpsError(f"{', '.join(given)} shape synthetic bodies: give --input-tokens/--output-tokens or --shape too", EXIT_USAGE)
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:

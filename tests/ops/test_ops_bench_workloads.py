@@ -1,0 +1,216 @@
+"""``bench``'s realistic workloads against the local server: token-length spreads, mixes of shapes,
+shared prefixes (checked on the server's side), and their AIPerf spec."""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+import statistics
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sagemaker_pools.ops.aws import AwsOptions, Clients
+from sagemaker_pools.ops.bench.bodies import Shape, normal_tokens, parse_shape, synthetic_bodies
+from sagemaker_pools.ops.bench.localserver import Behaviour, LocalRuntimeServer
+from sagemaker_pools.ops.cli import main
+from sagemaker_pools.ops.context import Context
+from sagemaker_pools.ops.errors import OpsError
+
+
+@pytest.fixture(scope="module")
+def keeping_server() -> Iterator[LocalRuntimeServer]:
+    """A fast local server that keeps every request body (what the client sent, seen by the server)."""
+    with LocalRuntimeServer(Behaviour(latency_ms=1), keep_bodies=True) as server:
+        yield server
+
+
+@pytest.fixture
+def server(keeping_server: LocalRuntimeServer) -> LocalRuntimeServer:
+    keeping_server.reset_stats()
+    return keeping_server
+
+
+def bench(server: LocalRuntimeServer | None, *args: str) -> tuple[int, dict[str, Any] | None, str]:
+    """Run ``sagemaker-pools bench``: (exit code, the --json report or None, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    clients = Clients(AwsOptions(region="us-east-1", endpoint_url=server.url if server else "http://127.0.0.1:9"))
+    code = main(["bench", *args], context=Context(clients=clients, out=out, err=err, interactive=False))
+    text = out.getvalue()
+    return code, json.loads(text) if text.startswith("{") else None, err.getvalue()
+
+
+def received(server: LocalRuntimeServer) -> list[dict[str, Any]]:
+    """The JSON bodies the server received."""
+    return [json.loads(b) for b in server.bodies()]
+
+
+QUICK = ("--warmup", "0", "--concurrency", "2", "--processes", "1", "--json", "--seed", "7")
+
+
+# -- token-length distributions ------------------------------------------------------------
+
+
+def test_normal_lengths_follow_aiperf_truncated_rounded_up_at_least_one() -> None:
+    rng = random.Random(1)
+    draws = [normal_tokens(rng, 100, 20) for _ in range(4000)]
+    assert abs(statistics.mean(draws) - 100.5) < 1.5  # rounded up: the mean moves up by half a token
+    assert abs(statistics.stdev(draws) - 20) < 1.5
+    assert all(isinstance(n, int) for n in draws)
+    small = [normal_tokens(rng, 1, 5) for _ in range(2000)]
+    assert min(small) == 1 and all(n >= 1 for n in small)  # truncated at 0, then at least 1
+    assert normal_tokens(rng, 7.4, 0) == 7 and normal_tokens(rng, 0.2, 0) == 1  # no spread: the mean, rounded
+
+
+def test_stddevs_spread_the_lengths_the_server_receives(server: LocalRuntimeServer) -> None:
+    code, report, err = bench(
+        server, "llm", "--input-tokens", "60", "--input-tokens-stddev", "15", "--output-tokens", "40", "--output-tokens-stddev", "10",
+        "--requests", "100", *QUICK,
+    )  # fmt: skip
+    assert code == 0, err
+    bodies = received(server)
+    assert len(bodies) == 100
+    words = [len(b["inputs"].split()) for b in bodies]
+    outputs = [b["parameters"]["max_new_tokens"] for b in bodies]
+    assert 50 <= statistics.mean(words) <= 70 and 9 <= statistics.stdev(words) <= 21
+    assert 33 <= statistics.mean(outputs) <= 47 and 6 <= statistics.stdev(outputs) <= 14
+    assert report is not None and report["input"]["bodies"] == 100
+
+
+def test_without_a_stddev_the_lengths_are_fixed(server: LocalRuntimeServer) -> None:
+    code, _, err = bench(server, "llm", "--input-tokens", "20", "--output-tokens", "5", "--requests", "20", *QUICK)
+    assert code == 0, err
+    assert {len(b["inputs"].split()) for b in received(server)} == {20}
+    assert {b["parameters"]["max_new_tokens"] for b in received(server)} == {5}
+
+
+def test_a_mix_of_shapes_in_its_proportions(server: LocalRuntimeServer) -> None:
+    code, _, err = bench(server, "llm", "--shape", "50:10@0.7", "--shape", "200:30@0.3", "--requests", "100", *QUICK)
+    assert code == 0, err
+    shapes = Counter((len(b["inputs"].split()), b["parameters"]["max_new_tokens"]) for b in received(server))
+    assert set(shapes) == {(50, 10), (200, 30)}
+    assert 55 <= shapes[(50, 10)] <= 85  # 70 of 100 expected
+    bodies = synthetic_bodies(input_tokens=1, output_tokens=1, seed=3, count=5000, shapes=(Shape(5, 1, 3.0), Shape(9, 2, 1.0)))
+    share = sum(1 for b in bodies if json.loads(b)["parameters"]["max_new_tokens"] == 1) / len(bodies)
+    assert abs(share - 0.75) < 0.03  # weights need not add up to 1
+
+
+def test_shapes_take_the_stddevs_too() -> None:
+    bodies = synthetic_bodies(input_tokens=1, output_tokens=1, seed=3, shapes=(Shape(50, 20),), input_stddev=8, output_stddev=4)
+    assert len({len(json.loads(b)["inputs"].split()) for b in bodies}) > 5
+    assert len({json.loads(b)["parameters"]["max_new_tokens"] for b in bodies}) > 3
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("550:150@0.7", Shape(550, 150, 0.7)), ("2000:300", Shape(2000, 300, 1.0)), ("8:4@.5", Shape(8, 4, 0.5))],
+)
+def test_parse_shape(text: str, expected: Shape) -> None:
+    assert parse_shape(text) == expected
+
+
+@pytest.mark.parametrize("text", ["550", "550:150@", "0:10", "10:0", "10:10@0", "a:b", "10:10@-1"])
+def test_parse_shape_refuses(text: str) -> None:
+    with pytest.raises(OpsError, match="--shape"):
+        parse_shape(text)
+
+
+# -- shared prefixes -------------------------------------------------------------------------
+
+
+def test_prefixes_are_shared_on_the_servers_side(server: LocalRuntimeServer) -> None:
+    code, _, err = bench(server, "llm", "--prefix-tokens", "16", "--prefix-count", "3", "--input-tokens", "10", "--requests", "60", *QUICK)
+    assert code == 0, err
+    prompts = [b["inputs"].split() for b in received(server)]
+    assert len(prompts) == 60 and {len(p) for p in prompts} == {26}
+    prefixes = Counter(" ".join(p[:16]) for p in prompts)
+    assert len(prefixes) == 3 and set(prefixes.values()) == {20}  # K prefixes, each shared by a third of the requests
+    for prefix in prefixes:  # what follows a prefix differs from request to request
+        tails = {" ".join(p[16:]) for p in prompts if " ".join(p[:16]) == prefix}
+        assert len(tails) > 1
+    assert len({" ".join(p[:17]) for p in prompts}) > 3  # the prefixes are exactly 16 words long: the 17th varies
+
+
+def test_without_prefixes_no_prompt_opening_is_shared_by_a_third(server: LocalRuntimeServer) -> None:
+    code, _, err = bench(server, "llm", "--input-tokens", "26", "--requests", "60", *QUICK)
+    assert code == 0, err
+    openings = Counter(" ".join(b["inputs"].split()[:16]) for b in received(server))
+    assert max(openings.values()) < 20
+
+
+def test_more_prefixes_than_bodies_makes_more_bodies() -> None:
+    bodies = synthetic_bodies(input_tokens=4, output_tokens=2, seed=1, prefix_tokens=6, prefix_count=150)
+    assert len(bodies) == 150
+    assert len({" ".join(json.loads(b)["inputs"].split()[:6]) for b in bodies}) == 150
+
+
+# -- what is refused ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--input-tokens-stddev", "5"], "--input-tokens-stddev shape synthetic bodies"),
+        (["--prefix-tokens", "5", "--prefix-count", "2"], "--prefix-tokens, --prefix-count shape synthetic bodies"),
+        (["--input-tokens", "5", "--prefix-tokens", "5"], "--prefix-tokens and --prefix-count go together"),
+        (["--shape", "5:5", "--input-tokens", "5"], "--shape gives the token lengths"),
+        (["--input-tokens", "5", "--token-range-ratio", "0.2", "--input-tokens-stddev", "2"], "not both"),
+        (["--input-tokens", "5", "--output-tokens-stddev", "-1"], "must be >= 0"),
+        (["--shape", "5"], "give INPUT:OUTPUT tokens"),
+        (["--shape", "5:5", "--body", "{}"], "give one of --input, --body"),
+    ],
+)
+def test_invalid_workload_options(args: list[str], message: str) -> None:
+    code, _, err = bench(None, "llm", *args)
+    assert code == 2 and message in err, err
+
+
+# -- the AIPerf spec -------------------------------------------------------------------------
+
+
+def test_stddevs_and_prefixes_go_into_the_aiperf_spec(tmp_path: Path) -> None:
+    path = tmp_path / "spec.json"
+    code, _, err = bench(
+        None, "--aiperf-spec", str(path), "--input-tokens", "550", "--input-tokens-stddev", "150", "--output-tokens", "150",
+        "--output-tokens-stddev", "50", "--prefix-tokens", "1000", "--prefix-count", "4",
+    )  # fmt: skip
+    assert code == 0, err
+    parameters = json.loads(path.read_text())["parameters"]
+    assert parameters["prompt_input_tokens_mean"] == 550 and parameters["prompt_input_tokens_stddev"] == 150
+    assert parameters["output_tokens_mean"] == 150 and parameters["output_tokens_stddev"] == 50
+    assert (parameters["prompt_prefix_pool_size"], parameters["prompt_prefix_length"]) == (4, 1000)
+
+
+def test_shapes_become_aiperfs_sequence_distribution(tmp_path: Path) -> None:
+    path = tmp_path / "spec.json"
+    code, _, err = bench(None, "--aiperf-spec", str(path), "--shape", "550:150@0.7", "--shape", "2000:300@0.3", "--input-tokens-stddev", "20")
+    assert code == 0, err
+    parameters = json.loads(path.read_text())["parameters"]
+    assert parameters["sequence_distribution"] == "550|20,150:70;2000|20,300:30"
+    assert not {"prompt_input_tokens_mean", "prompt_input_tokens_stddev", "output_tokens_mean"} & set(parameters)
+
+
+def test_a_managed_or_aiperf_run_refuses_the_workload_options() -> None:
+    for args in (["--shape", "5:5"], ["--input-tokens-stddev", "3"], ["--prefix-tokens", "4", "--prefix-count", "2"]):
+        code, _, err = bench(None, "--from-aiperf", "somewhere", *args)
+        assert code == 2 and "defines the load" in err and args[0] in err
+
+
+def test_the_spec_is_the_one_a_benchmark_workload_writes_for_the_same_load(tmp_path: Path) -> None:
+    from sagemaker_pools import WorkloadSpec
+
+    path = tmp_path / "spec.json"
+    code, _, err = bench(
+        None, "--aiperf-spec", str(path), "--shape", "100:20@3", "--shape", "400:50", "--prefix-tokens", "64", "--prefix-count", "2",
+        "--requests", "50", "--seed", "1",
+    )  # fmt: skip
+    assert code == 0, err
+    expected = WorkloadSpec(
+        sequence_distribution="100,20:75;400,50:25", prefix_pool_size=2, prefix_length=64, concurrency=8, request_count=50,
+        warmup_s=5.0, streaming=False, seed=1, timeout_s=60.0,
+    )  # fmt: skip
+    assert json.loads(path.read_text()) == expected.document()
