@@ -214,3 +214,61 @@ def test_the_spec_is_the_one_a_benchmark_workload_writes_for_the_same_load(tmp_p
         warmup_s=5.0, streaming=False, seed=1, timeout_s=60.0,
     )  # fmt: skip
     assert json.loads(path.read_text()) == expected.document()
+
+
+# -- rate sweep ------------------------------------------------------------------------------
+
+
+def test_a_rate_sweep_runs_one_open_loop_a_rate_and_finds_the_highest_that_holds(tmp_path: Path) -> None:
+    # A server that serves 2 requests at a time, 50 ms each: 40 requests/s at most. 20/s holds;
+    # at 80/s the queue grows for the whole level and p99 goes far above 300 ms.
+    saved = tmp_path / "requests.jsonl"
+    with LocalRuntimeServer(Behaviour(latency_ms=50), slots=2) as server:
+        code, document, err = bench(
+            server, "llm", "--sweep-rate", "80,20", "--duration", "2", "--warmup", "0", "--concurrency", "64", "--processes", "1",
+            "--slo", "p99=300ms", "--json", "--seed", "1", "--save-requests", str(saved),
+        )  # fmt: skip
+    assert code == 0, err
+    assert document is not None and document["axis"] == "rate"
+    assert [level["rate_per_s"] for level in document["levels"]] == [20.0, 80.0]
+    assert [level["report"]["run"]["mode"] for level in document["levels"]] == ["open", "open"]
+    assert [level["report"]["run"]["rate_per_s"] for level in document["levels"]] == [20.0, 80.0]
+    assert [level["holds"] for level in document["levels"]] == [True, False]
+    assert document["max_rate_per_s"] == 20.0 and document["max_concurrency"] is None
+    assert "rate 20/s:" in err and "rate 80/s:" in err
+    assert {json.loads(line)["rate_per_s"] for line in saved.read_text().splitlines()} == {20.0, 80.0}
+
+
+def test_a_rate_sweep_table() -> None:
+    with LocalRuntimeServer(Behaviour(latency_ms=1)) as server:
+        out, err = io.StringIO(), io.StringIO()
+        clients = Clients(AwsOptions(region="us-east-1", endpoint_url=server.url))
+        code = main(
+            ["bench", "llm", "--sweep-rate", "5,10", "--requests", "5", "--warmup", "0", "--slo", "p99=1s", "--concurrency", "2"],
+            context=Context(clients=clients, out=out, err=err, interactive=False),
+        )
+    assert code == 0, err.getvalue()
+    text = out.getvalue()
+    assert "open loop, at most 2 in flight" in text and "rate/s" in text and "max_rate_per_s: 10" in text
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--sweep-rate", "10", "--rate", "5"], "drop --sweep and --rate"),
+        (["--sweep-rate", "10", "--sweep", "1,2"], "drop --sweep and --rate"),
+        (["--sweep-rate", "10", "--capacity-file", "c.json"], "a rate sweep finds max_rate_per_s"),
+        (["--sweep-rate", "0,10"], "give rates > 0"),
+        (["--sweep-rate", "ten"], "not a comma-separated list of rates"),
+    ],
+)
+def test_invalid_rate_sweeps(args: list[str], message: str) -> None:
+    code, _, err = bench(None, "llm", *args)
+    assert code == 2 and message in err, err
+
+
+def test_a_rate_sweep_is_not_a_spec_nor_a_managed_load(tmp_path: Path) -> None:
+    code, _, err = bench(None, "--aiperf-spec", str(tmp_path / "s.json"), "--sweep-rate", "1,2")
+    assert code == 2 and "--sweep-rate (a spec is one load" in err
+    code, _, err = bench(None, "--from-aiperf", "somewhere", "--sweep-rate", "1,2")
+    assert code == 2 and "--sweep-rate" in err

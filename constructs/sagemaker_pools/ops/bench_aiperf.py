@@ -60,6 +60,7 @@ LOAD_OPTIONS = {
     "retries": "--retries",
     "http": "--http",
     "save_requests": "--save-requests",
+    "sweep_rate": "--sweep-rate",
 }
 #: Load options the inline spec cannot express, with why.
 _NOT_IN_SPEC = {
@@ -78,6 +79,7 @@ _NOT_IN_SPEC = {
     "save_requests": "no local requests are made",
     "inference_component": "the job's target, not the workload: give it with --managed",
     "sweep": "a spec is one load; --managed --sweep makes one workload a level",
+    "sweep_rate": "a spec is one load: write one spec a rate with --rate",
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import random
 import signal
 from pathlib import Path
@@ -63,6 +64,17 @@ def parse_levels(text: str) -> tuple[int, ...]:
     if not levels or levels[0] < 1:
         raise argparse.ArgumentTypeError(f"{text!r}: give concurrency levels >= 1, e.g. 1,2,4,8")
     return tuple(levels)
+
+
+def parse_rates(text: str) -> tuple[float, ...]:
+    """``10,20,40`` -> (10.0, 20.0, 40.0): distinct rates > 0 (requests per second), ascending."""
+    try:
+        rates = sorted({float(part) for part in text.split(",") if part.strip()})
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of rates, e.g. 10,20,40") from None
+    if not rates or not rates[0] > 0 or not all(math.isfinite(r) for r in rates):
+        raise argparse.ArgumentTypeError(f"{text!r}: give rates > 0 (requests per second), e.g. 10,20,40")
+    return tuple(rates)
 
 
 def _slo(text: str) -> Slo:
@@ -146,6 +158,10 @@ def add_parser(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     )
     sweep = p.add_argument_group("capacity sweep")
     sweep.add_argument("--sweep", type=parse_levels, metavar="N,N,...", help="one closed loop per concurrency level, e.g. 1,2,4,8,16,32")
+    sweep.add_argument(
+        "--sweep-rate", type=parse_rates, metavar="R,R,...",
+        help="one open loop per rate (requests/s), e.g. 10,20,40, at most --concurrency in flight; reports max_rate_per_s",
+    )  # fmt: skip
     sweep.add_argument(
         "--slo", type=_slo, action="append", default=[], metavar="[ttft_|itl_|tpot_]pNN=VALUE",
         help="an objective, e.g. p99=2s, ttft_p99=500ms, itl_p99=50ms (repeatable); also defines goodput",
@@ -278,7 +294,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     saved = _open_for_writing(args.save_requests, "--save-requests") if args.save_requests else None
     try:
         connection = runtime_connection(ctx)
-        if args.sweep:
+        if args.sweep or args.sweep_rate:
             return _sweep(args, ctx, options, connection, instance_type, saved)
         return _single(args, ctx, options, connection, old, saved)
     finally:
@@ -287,6 +303,15 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def _check_sweep_args(args: argparse.Namespace) -> None:
+    if args.sweep_rate is not None:
+        if args.sweep is not None or args.rate is not None:
+            raise OpsError("--sweep-rate gives the rates: drop --sweep and --rate", EXIT_USAGE)
+        if args.compare:
+            raise OpsError("--compare compares single runs: drop --sweep-rate or --compare", EXIT_USAGE)
+        for flag, value in (("--capacity-file", args.capacity_file), ("--instance-type", args.instance_type)):
+            if value:
+                raise OpsError(f"{flag} takes max_concurrency from --sweep: a rate sweep finds max_rate_per_s", EXIT_USAGE)
+        return
     if args.sweep is None:
         for flag, value in (("--capacity-file", args.capacity_file), ("--plot", args.plot), ("--instance-type", args.instance_type)):
             if value:
@@ -388,13 +413,17 @@ def _sweep(
     args: argparse.Namespace, ctx: Context, base: BenchOptions, connection: Connection, instance_type: str | None, saved: TextIO | None
 ) -> int:
     show = ctx.interactive and not args.no_progress
-    sweep = Sweep(slos=tuple(args.slo), max_error_rate=args.max_error_rate)
+    by_rate = args.sweep_rate is not None
+    sweep = Sweep(slos=tuple(args.slo), max_error_rate=args.max_error_rate, axis="rate" if by_rate else "concurrency")
     interrupted: RunResult | None = None
-    for level in args.sweep:
-        processes = min(args.processes, level) if args.processes is not None else default_processes(level)
-        options = dataclasses.replace(base, concurrency=level, processes=processes)
+    for level in args.sweep_rate if by_rate else args.sweep:
+        if by_rate:
+            options = dataclasses.replace(base, rate=level)
+        else:
+            processes = min(args.processes, level) if args.processes is not None else default_processes(level)
+            options = dataclasses.replace(base, concurrency=level, processes=processes)
         started_at = ctx.now()
-        printer = _progress_printer(ctx, show, f"concurrency {level}: ", args.progress)
+        printer = _progress_printer(ctx, show, f"{_level_name(by_rate, level)}: ", args.progress)
         try:
             result = run_bench(options, connection, on_progress=printer)
         finally:
@@ -402,8 +431,8 @@ def _sweep(
         report = build_report(options, result, price_per_hour=args.price_per_hour, started_at=started_at, slos=args.slo)
         level_result = sweep.add(level, report)
         if saved is not None:
-            _save_requests(saved, args.save_requests, result, level=level)
-        report_level(args, ctx, level, report, level_result)
+            _save_requests(saved, args.save_requests, result, level=level, key="rate_per_s" if by_rate else "concurrency")
+        report_level(args, ctx, level, report, level_result, by_rate=by_rate)
         if result.interrupted:
             interrupted = result
             break
@@ -415,11 +444,17 @@ def _sweep(
     return 0
 
 
-def report_level(args: argparse.Namespace, ctx: Context, level: int, report: dict[str, Any], level_result: dict[str, Any]) -> None:
+def _level_name(by_rate: bool, level: float) -> str:
+    return f"rate {level:g}/s" if by_rate else f"concurrency {level:g}"
+
+
+def report_level(
+    args: argparse.Namespace, ctx: Context, level: float, report: dict[str, Any], level_result: dict[str, Any], *, by_rate: bool = False
+) -> None:
     """One line on stderr for a sweep level that ended."""
     holds = "" if not args.slo else (" SLOs hold" if level_result["holds"] else " SLOs missed")
     ctx.err.write(
-        f"concurrency {level}: {report['requests_per_s']:,.1f} requests/s, p99 "
+        f"{_level_name(by_rate, level)}: {report['requests_per_s']:,.1f} requests/s, p99 "
         f"{(report['latency_ms']['p99'] or 0):,.1f} ms, {report['requests']['failed']:,} failed;{holds}\n"
     )
     ctx.err.flush()
@@ -472,13 +507,13 @@ def _open_for_writing(path: str, flag: str) -> TextIO:
         raise OpsError(f"cannot write {flag} {path}: {exc.strerror or exc}", EXIT_USAGE) from None
 
 
-def _save_requests(handle: TextIO, path: str, result: RunResult, level: int | None = None) -> None:
+def _save_requests(handle: TextIO, path: str, result: RunResult, level: float | None = None, key: str = "concurrency") -> None:
     try:
         for record in result.records:
             data = dataclasses.asdict(record)
             data["sent"] = record.sent - result.start  # seconds since the measured start
             if level is not None:
-                data["concurrency"] = level
+                data[key] = level
             handle.write(json.dumps(data) + "\n")
         handle.flush()
     except OSError as exc:
