@@ -162,9 +162,19 @@ def test_more_prefixes_than_bodies_makes_more_bodies() -> None:
         (["--input-tokens", "5", "--output-tokens-stddev", "-1"], "must be >= 0"),
         (["--shape", "5"], "give INPUT:OUTPUT tokens"),
         (["--shape", "5:5", "--body", "{}"], "give one of --input, --body"),
+        (["--sweep-rate", "10", "--rate", "5"], "drop --sweep and --rate"),
+        (["--sweep-rate", "10", "--sweep", "1,2"], "drop --sweep and --rate"),
+        (["--sweep-rate", "10", "--capacity-file", "c.json"], "a rate sweep finds max_rate_per_s"),
+        (["--sweep-rate", "0,10"], "give rates > 0"),
+        (["--sweep-rate", "ten"], "not a comma-separated list of rates"),
+        (["--repeat", "0"], "give a number of runs >= 1"),
+        (["--repeat", "2", "--sweep", "1,2"], "--repeat repeats a single run: drop --sweep"),
+        (["--repeat", "2", "--sweep-rate", "1,2"], "drop --sweep-rate"),
+        (["--slice", "0s"], "give a slice length > 0"),
+        (["--slice", "soon"], "is not a duration"),
     ],
 )
-def test_invalid_workload_options(args: list[str], message: str) -> None:
+def test_invalid_options(args: list[str], message: str) -> None:
     code, _, err = bench(None, "llm", *args)
     assert code == 2 and message in err, err
 
@@ -252,23 +262,92 @@ def test_a_rate_sweep_table() -> None:
     assert "open loop, at most 2 in flight" in text and "rate/s" in text and "max_rate_per_s: 10" in text
 
 
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (["--sweep-rate", "10", "--rate", "5"], "drop --sweep and --rate"),
-        (["--sweep-rate", "10", "--sweep", "1,2"], "drop --sweep and --rate"),
-        (["--sweep-rate", "10", "--capacity-file", "c.json"], "a rate sweep finds max_rate_per_s"),
-        (["--sweep-rate", "0,10"], "give rates > 0"),
-        (["--sweep-rate", "ten"], "not a comma-separated list of rates"),
-    ],
-)
-def test_invalid_rate_sweeps(args: list[str], message: str) -> None:
-    code, _, err = bench(None, "llm", *args)
-    assert code == 2 and message in err, err
-
-
 def test_a_rate_sweep_is_not_a_spec_nor_a_managed_load(tmp_path: Path) -> None:
     code, _, err = bench(None, "--aiperf-spec", str(tmp_path / "s.json"), "--sweep-rate", "1,2")
     assert code == 2 and "--sweep-rate (a spec is one load" in err
     code, _, err = bench(None, "--from-aiperf", "somewhere", "--sweep-rate", "1,2")
     assert code == 2 and "--sweep-rate" in err
+
+
+# -- repeats, slices, CSV ---------------------------------------------------------------------
+
+
+def test_t_quantiles_and_a_confidence_interval() -> None:
+    from sagemaker_pools.ops.bench.runs import confidence, t_quantile
+
+    assert (t_quantile(1), t_quantile(2), t_quantile(30), t_quantile(31)) == (12.706, 4.303, 2.042, 1.96)
+    reports = [{"requests_per_s": v, "output": {"tokens_per_s": None}, "requests": {"error_rate": 0.0}, "latency_ms": {"p50": 1, "p90": 1, "p99": 1},
+                "ttft_ms": None, "itl_ms": None, "tpot_ms": None, "goodput": None} for v in (10.0, 12.0, 14.0)]  # fmt: skip
+    figures = confidence(reports)
+    rate = figures["requests_per_s"]
+    assert rate["mean"] == 12.0 and rate["stddev"] == 2.0
+    assert rate["ci95_half_width"] == pytest.approx(4.303 * 2 / 3**0.5)
+    assert rate["ci95_low"] == pytest.approx(12 - 4.303 * 2 / 3**0.5)
+    assert "output_tokens_per_s" not in figures and "ttft_p99_ms" not in figures  # figures a run does not have are left out
+
+
+def test_repeat_runs_n_times_and_gives_confidence_intervals(server: LocalRuntimeServer, tmp_path: Path) -> None:
+    path = tmp_path / "runs.csv"
+    code, document, err = bench(server, "llm", "--input-tokens", "8", "--requests", "20", "--repeat", "3", "--csv", str(path), *QUICK)
+    assert code == 0, err
+    assert document is not None and document["schema"] == "sagemaker-pools-bench-repeat/1" and document["repeats"] == 3
+    assert [r["requests"]["total"] for r in document["runs"]] == [20, 20, 20]
+    assert len(server.bodies()) == 60  # the server saw three runs
+    rate = document["figures"]["requests_per_s"]
+    assert rate["values"] == [r["requests_per_s"] for r in document["runs"]]
+    assert rate["ci95_low"] <= rate["mean"] <= rate["ci95_high"]
+    assert err.count("run ") >= 3 and "run 3/3:" in err
+    import csv
+
+    rows = list(csv.DictReader(path.open()))
+    assert [(r["kind"], r["label"]) for r in rows] == [("repeat", "1"), ("repeat", "2"), ("repeat", "3"), ("mean", "repeats"), ("ci95_low", "repeats"), ("ci95_high", "repeats")]
+    assert [int(r["requests"]) for r in rows[:3]] == [20, 20, 20]
+    assert float(rows[3]["requests_per_s"]) == pytest.approx(rate["mean"])
+
+
+def test_repeat_text_table(server: LocalRuntimeServer) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    clients = Clients(AwsOptions(region="us-east-1", endpoint_url=server.url))
+    code = main(["bench", "llm", "--requests", "5", "--repeat", "2", "--warmup", "0", "--concurrency", "1"], context=Context(clients=clients, out=out, err=err))
+    assert code == 0, err.getvalue()
+    assert "2 runs; mean and 95 % confidence interval" in out.getvalue() and "requests_per_s" in out.getvalue()
+
+
+def test_slices_cut_the_measured_phase_by_send_time(tmp_path: Path) -> None:
+    # An open loop at 40/s for 1.5 s in 0.5 s slices: three slices of about 20 requests each, every request in one of them.
+    path = tmp_path / "slices.csv"
+    with LocalRuntimeServer(Behaviour(latency_ms=1)) as server:
+        code, report, err = bench(
+            server, "llm", "--rate", "40", "--duration", "1.5", "--slice", "0.5s", "--warmup", "0", "--concurrency", "4", "--processes", "1",
+            "--json", "--csv", str(path),
+        )  # fmt: skip
+    assert code == 0, err
+    assert report is not None
+    windows = report["slices"]["windows"]
+    assert report["slices"]["seconds"] == 0.5 and report["slices"]["assigned_by"] == "sent"
+    assert [w["start_s"] for w in windows][:3] == [0.0, 0.5, 1.0]
+    assert sum(w["requests"]["total"] for w in windows) == report["requests"]["total"]
+    assert all(17 <= w["requests"]["total"] <= 23 for w in windows[:3])
+    assert all(w["latency_ms"]["p50"] is not None for w in windows[:3])
+    import csv
+
+    rows = list(csv.DictReader(path.open()))
+    assert rows[0]["kind"] == "run" and [r["kind"] for r in rows[1:]] == ["slice"] * len(windows)
+    assert rows[1]["label"] == "0-0.5s"
+
+
+def test_a_sweep_writes_a_csv_row_a_level(server: LocalRuntimeServer, tmp_path: Path) -> None:
+    path = tmp_path / "sweep.csv"
+    code, _, err = bench(server, "llm", "--sweep", "1,2", "--requests", "6", "--warmup", "0", "--json", "--csv", str(path))
+    assert code == 0, err
+    import csv
+
+    rows = list(csv.DictReader(path.open()))
+    assert [(r["kind"], r["label"], r["requests"]) for r in rows] == [("level", "1", "6"), ("level", "2", "6")]
+
+
+def test_report_options_of_local_runs_are_refused_by_the_aiperf_modes(tmp_path: Path) -> None:
+    code, _, err = bench(None, "--aiperf-spec", str(tmp_path / "s.json"), "--repeat", "3", "--csv", "x.csv")
+    assert code == 2 and "--repeat (a spec is one run" in err and "--csv (no local run is made)" in err
+    code, _, err = bench(None, "--from-aiperf", "somewhere", "--slice", "30s")
+    assert code == 2 and "--slice report local runs only" in err

@@ -80,7 +80,12 @@ _NOT_IN_SPEC = {
     "inference_component": "the job's target, not the workload: give it with --managed",
     "sweep": "a spec is one load; --managed --sweep makes one workload a level",
     "sweep_rate": "a spec is one load: write one spec a rate with --rate",
+    "repeat": "a spec is one run: start the job again for another",
+    "slice": "a report option of local runs, not part of the load",
+    "csv": "no local run is made",
 }
+#: Report options of local runs that a managed or AIPerf run does not produce (dest -> flag).
+_LOCAL_REPORT_OPTIONS = {"repeat": "--repeat", "slice": "--slice", "csv": "--csv"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -111,6 +116,9 @@ def run_aiperf_mode(args: argparse.Namespace, ctx: Context) -> int | None:
     if refused:
         where = "the workload configuration" if args.managed else "the AIPerf run"
         raise OpsError(f"{modes[0]}: {where} defines the load: drop {', '.join(refused)}", EXIT_USAGE)
+    local = [_LOCAL_REPORT_OPTIONS[d] for d in _changed(args) if d in _LOCAL_REPORT_OPTIONS]
+    if local:
+        raise OpsError(f"{modes[0]}: {', '.join(local)} report local runs only: drop them", EXIT_USAGE)
     if args.from_aiperf:
         return _from_aiperf(args, ctx)
     return _managed(args, ctx)

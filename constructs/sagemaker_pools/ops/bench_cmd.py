@@ -18,11 +18,13 @@ from .bench.live import STYLES, RichProgress, progress_text, require_rich
 from .bench.options import HTTP_CLIENTS, BenchOptions, Connection, default_processes
 from .bench.report import build_report, load_report, merge_reports, render_comparison, render_report
 from .bench.runner import Progress, RunResult, run_bench
+from .bench.runs import confidence_rows, csv_row, render_confidence, render_slices, repeat_document, slice_rows, slices, write_csv
 from .bench.slo import Slo, parse_slo
-from .bench.sweep import Sweep, capacity_measurement, plot_sweep, render_sweep, require_plot, sweep_json
+from .bench.sweep import AXES, Sweep, capacity_measurement, plot_sweep, render_sweep, require_plot, sweep_json
 from .bench.tokens import load_tokenizer
 from .capacity_file import instance_type_in_use, update_capacity_file
 from .context import Context
+from .durations import parse_duration
 from .errors import EXIT_FAILURE, EXIT_USAGE, OpsError
 from .names import sagemaker_name
 
@@ -75,6 +77,16 @@ def parse_rates(text: str) -> tuple[float, ...]:
     if not rates or not rates[0] > 0 or not all(math.isfinite(r) for r in rates):
         raise argparse.ArgumentTypeError(f"{text!r}: give rates > 0 (requests per second), e.g. 10,20,40")
     return tuple(rates)
+
+
+def _slice_seconds(text: str) -> float:
+    try:
+        seconds = parse_duration(text, "--slice")
+    except OpsError as exc:
+        raise argparse.ArgumentTypeError(exc.message.removeprefix("--slice: ")) from None
+    if not seconds > 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a slice length > 0, e.g. 30s")
+    return seconds
 
 
 def _slo(text: str) -> Slo:
@@ -178,6 +190,15 @@ def add_parser(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     rep.add_argument("--json", action="store_true", help="print the report as JSON")
     rep.add_argument("--compare", metavar="OLD.json", help="show the change against an earlier --json report")
     rep.add_argument("--merge", nargs="+", metavar="REPORT.json", help="combine --json reports of clients that ran together into one report")
+    rep.add_argument(
+        "--repeat", type=int, default=1, metavar="N",
+        help="run N times: each figure's mean and 95%% confidence interval across the runs (Student's t)",
+    )  # fmt: skip
+    rep.add_argument(
+        "--slice", type=_slice_seconds, metavar="DURATION",
+        help="also report the measured phase in time slices of DURATION, e.g. 30s or 1m (a request counts in the slice it was sent in)",
+    )  # fmt: skip
+    rep.add_argument("--csv", metavar="FILE.csv", help="also write the figures as CSV: one row a run, level, repeat or slice")
     rep.add_argument("--save-requests", metavar="FILE.jsonl", help="write every measured request (one JSON object a line; times in seconds)")
     rep.add_argument("--no-progress", action="store_true", help="no live progress line on a terminal")
     rep.add_argument(
@@ -296,6 +317,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         connection = runtime_connection(ctx)
         if args.sweep or args.sweep_rate:
             return _sweep(args, ctx, options, connection, instance_type, saved)
+        if args.repeat > 1:
+            return _repeat(args, ctx, options, connection, saved)
         return _single(args, ctx, options, connection, old, saved)
     finally:
         if saved is not None:
@@ -303,6 +326,12 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def _check_sweep_args(args: argparse.Namespace) -> None:
+    if args.repeat < 1:
+        raise OpsError(f"--repeat {args.repeat}: give a number of runs >= 1", EXIT_USAGE)
+    if args.repeat > 1:
+        for flag, value in (("--sweep", args.sweep), ("--sweep-rate", args.sweep_rate), ("--compare", args.compare)):
+            if value:
+                raise OpsError(f"--repeat repeats a single run: drop {flag}", EXIT_USAGE)
     if args.sweep_rate is not None:
         if args.sweep is not None or args.rate is not None:
             raise OpsError("--sweep-rate gives the rates: drop --sweep and --rate", EXIT_USAGE)
@@ -359,19 +388,66 @@ def _end_progress(ctx: Context, printer: Any) -> None:
 def _single(
     args: argparse.Namespace, ctx: Context, options: BenchOptions, connection: Connection, old: dict[str, Any] | None, saved: TextIO | None
 ) -> int:
-    started_at = ctx.now()
-    printer = _progress_printer(ctx, ctx.interactive and not args.no_progress, style=args.progress)
-    try:
-        result = run_bench(options, connection, on_progress=printer)
-    finally:
-        _end_progress(ctx, printer)
-    report = build_report(options, result, price_per_hour=args.price_per_hour, started_at=started_at, slos=args.slo)
+    result, report = _measure(args, ctx, options, connection, ctx.interactive and not args.no_progress)
     print_report(args, ctx, report, old)
+    if args.csv:
+        write_csv(args.csv, [csv_row("run", "all", report), *slice_rows(_windows(report))])
     if saved is not None:
         _save_requests(saved, args.save_requests, result)
     if result.interrupted:
         return _interrupted(ctx, result)
     check_errors(report, args.max_error_rate)
+    return 0
+
+
+def _measure(
+    args: argparse.Namespace, ctx: Context, options: BenchOptions, connection: Connection, show: bool, name: str = ""
+) -> tuple[RunResult, dict[str, Any]]:
+    """One run and its report (a sweep level or a repeat is ``name``d: its progress line starts ``NAME: ``)."""
+    started_at = ctx.now()
+    printer = _progress_printer(ctx, show, f"{name}: " if name else "", args.progress)
+    try:
+        result = run_bench(options, connection, on_progress=printer)
+    finally:
+        _end_progress(ctx, printer)
+    return result, _report(args, options, result, started_at)
+
+
+def _report(args: argparse.Namespace, options: BenchOptions, result: RunResult, started_at: Any) -> dict[str, Any]:
+    """A run's report, with its time slices under ``--slice``."""
+    report = build_report(options, result, price_per_hour=args.price_per_hour, started_at=started_at, slos=args.slo)
+    if args.slice:
+        report["slices"] = {"seconds": args.slice, "assigned_by": "sent", "windows": slices(options, result, args.slice, slos=args.slo)}
+    return report
+
+
+def _windows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    return list((report.get("slices") or {}).get("windows", []))
+
+
+def _repeat(args: argparse.Namespace, ctx: Context, options: BenchOptions, connection: Connection, saved: TextIO | None) -> int:
+    """The same run ``--repeat`` times; the confidence intervals of its figures across the runs."""
+    show = ctx.interactive and not args.no_progress
+    reports: list[dict[str, Any]] = []
+    interrupted: RunResult | None = None
+    for index in range(1, args.repeat + 1):
+        result, report = _measure(args, ctx, options, connection, show, f"run {index}/{args.repeat}")
+        reports.append(report)
+        if saved is not None:
+            _save_requests(saved, args.save_requests, result, level=index, key="repeat")
+        _summary_line(ctx, f"run {index}/{args.repeat}", report)
+        if result.interrupted:
+            interrupted = result
+            break
+    document = repeat_document(reports, endpoint=options.endpoint, interrupted=interrupted is not None)
+    ctx.print(json.dumps(document, indent=2) if args.json else render_confidence(document))
+    if args.csv:
+        rows = [row for i, r in enumerate(reports, 1) for row in (csv_row("repeat", str(i), r), *slice_rows(_windows(r), f"run {i} "))]
+        write_csv(args.csv, [*rows, *confidence_rows(document["figures"])])
+    if interrupted is not None:
+        return _interrupted(ctx, interrupted)
+    for report in reports:
+        check_errors(report, args.max_error_rate)
     return 0
 
 
@@ -383,6 +459,8 @@ def print_report(args: argparse.Namespace, ctx: Context, report: dict[str, Any],
         ctx.print(json.dumps(report, indent=2))
     else:
         ctx.print(render_report(report))
+        if report.get("slices"):
+            ctx.print(render_slices(report["slices"]["windows"]))
         if old is not None:
             ctx.print("")
             ctx.print(render_comparison(old, report, args.compare))
@@ -422,13 +500,7 @@ def _sweep(
         else:
             processes = min(args.processes, level) if args.processes is not None else default_processes(level)
             options = dataclasses.replace(base, concurrency=level, processes=processes)
-        started_at = ctx.now()
-        printer = _progress_printer(ctx, show, f"{_level_name(by_rate, level)}: ", args.progress)
-        try:
-            result = run_bench(options, connection, on_progress=printer)
-        finally:
-            _end_progress(ctx, printer)
-        report = build_report(options, result, price_per_hour=args.price_per_hour, started_at=started_at, slos=args.slo)
+        result, report = _measure(args, ctx, options, connection, show, _level_name(by_rate, level))
         level_result = sweep.add(level, report)
         if saved is not None:
             _save_requests(saved, args.save_requests, result, level=level, key="rate_per_s" if by_rate else "concurrency")
@@ -437,6 +509,12 @@ def _sweep(
             interrupted = result
             break
     document = end_sweep(args, ctx, sweep, endpoint=base.endpoint, instance_type=instance_type, interrupted=interrupted is not None)
+    if args.csv:
+        key = AXES[sweep.axis]
+        write_csv(
+            args.csv,
+            [row for level in sweep.levels for row in (csv_row("level", f"{level[key]:g}", level["report"]), *slice_rows(_windows(level["report"]), f"{level[key]:g} "))],
+        )
     if interrupted is not None:
         return _interrupted(ctx, interrupted)
     if args.capacity_file:
@@ -453,9 +531,14 @@ def report_level(
 ) -> None:
     """One line on stderr for a sweep level that ended."""
     holds = "" if not args.slo else (" SLOs hold" if level_result["holds"] else " SLOs missed")
+    _summary_line(ctx, _level_name(by_rate, level), report, f";{holds}")
+
+
+def _summary_line(ctx: Context, name: str, report: dict[str, Any], tail: str = "") -> None:
+    """``NAME: R requests/s, p99 L ms, F failed`` on stderr (a sweep level or a repeat that ended)."""
     ctx.err.write(
-        f"{_level_name(by_rate, level)}: {report['requests_per_s']:,.1f} requests/s, p99 "
-        f"{(report['latency_ms']['p99'] or 0):,.1f} ms, {report['requests']['failed']:,} failed;{holds}\n"
+        f"{name}: {report['requests_per_s']:,.1f} requests/s, p99 {(report['latency_ms']['p99'] or 0):,.1f} ms, "
+        f"{report['requests']['failed']:,} failed{tail}\n"
     )
     ctx.err.flush()
 
