@@ -39,6 +39,8 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
     "sequence_distribution": ("--sequence-distribution", "ISL|SD,OSL|SD:PERCENT;... tokens, percent of requests"),
     "prompt_prefix_pool_size": ("--prompt-prefix-pool-size", "distinct prefixes"),
     "prompt_prefix_length": ("--prompt-prefix-length", "tokens"),
+    "conversation_turn_mean": ("--conversation-turn-mean", "turns"),
+    "conversation_turn_stddev": ("--conversation-turn-stddev", "turns"),
     "concurrency": ("--concurrency", "requests in flight"),
     "request_rate": ("--request-rate", "requests per second"),
     "arrival_pattern": ("--arrival-pattern", "constant, poisson or gamma"),
@@ -63,6 +65,8 @@ class WorkloadSpec:
             ``ISL|SD,OSL|SD:PERCENT;...`` (instead of the means).
         prefix_pool_size / prefix_length: that many distinct prefixes of that many tokens, one
             prepended to each prompt (AIPerf's prefix prompt pool; both or neither).
+        turns_mean / turns_stddev: multi-turn conversations: turns per conversation (normal
+            distribution), each turn carrying the history.
         concurrency: requests in flight (closed loop; with ``request_rate`` a cap).
         request_rate: open loop: requests per second.
         arrival: ``constant``, ``poisson`` or ``gamma`` (only with ``request_rate``).
@@ -81,6 +85,8 @@ class WorkloadSpec:
     sequence_distribution: str | None = None
     prefix_pool_size: int | None = None
     prefix_length: int | None = None
+    turns_mean: int | None = None
+    turns_stddev: float | None = None
     concurrency: int | None = None
     request_rate: float | None = None
     arrival: str | None = None
@@ -98,11 +104,11 @@ class WorkloadSpec:
 
     def _check(self) -> None:
         """Raise :class:`PoolConfigError` for a spec AIPerf would refuse (or that measures nothing)."""
-        for name in ("input_tokens_mean", "output_tokens_mean", "concurrency", "request_count", "prefix_pool_size", "prefix_length"):
+        for name in ("input_tokens_mean", "output_tokens_mean", "concurrency", "request_count", "prefix_pool_size", "prefix_length", "turns_mean"):
             value = getattr(self, name)
             if value is not None and (not _is_int(value) or value < 1):
                 raise PoolConfigError(f"{self.owner}.{name}", value, "an integer >= 1")
-        for name in ("input_tokens_stddev", "output_tokens_stddev", "warmup_s"):
+        for name in ("input_tokens_stddev", "output_tokens_stddev", "warmup_s", "turns_stddev"):
             value = getattr(self, name)
             if value is not None and (not _is_number(value) or value < 0):
                 raise PoolConfigError(f"{self.owner}.{name}", value, "a number >= 0")
@@ -138,6 +144,8 @@ class WorkloadSpec:
             "sequence_distribution": self.sequence_distribution,
             "prompt_prefix_pool_size": self.prefix_pool_size,
             "prompt_prefix_length": self.prefix_length,
+            "conversation_turn_mean": self.turns_mean,
+            "conversation_turn_stddev": self.turns_stddev,
             "concurrency": self.concurrency,
             "request_rate": self.request_rate,
             "arrival_pattern": self.arrival,

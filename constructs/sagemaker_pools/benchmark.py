@@ -71,6 +71,8 @@ class BenchmarkWorkload(Resource):
         sequence_distribution: str | None = None,
         prefix_pool_size: int | None = None,
         prefix_length: int | None = None,
+        turns_mean: int | None = None,
+        turns_stddev: float | None = None,
         concurrency: int | None = None,
         request_rate: float | None = None,
         arrival: str | None = None,
@@ -96,6 +98,8 @@ class BenchmarkWorkload(Resource):
                 AIPerf's ``ISL|SD,OSL|SD:PERCENT;...`` format (``bench --shape`` writes it).
             prefix_pool_size / prefix_length: that many distinct prefixes of that many tokens,
                 one prepended to each prompt (``bench --prefix-count/--prefix-tokens``). Both or neither.
+            turns_mean / turns_stddev: multi-turn conversations of about this many turns, each
+                turn re-sending the history (``bench --turns/--turns-stddev``). Default: one turn.
             concurrency: requests in flight (closed loop; with ``request_rate``, a cap).
             request_rate: requests per second (open loop). One of the two is required.
             arrival: ``constant``, ``poisson`` or ``gamma`` arrivals for ``request_rate``. Default: AIPerf's (poisson).
@@ -137,6 +141,8 @@ class BenchmarkWorkload(Resource):
             sequence_distribution=sequence_distribution,
             prefix_pool_size=prefix_pool_size,
             prefix_length=prefix_length,
+            turns_mean=turns_mean,
+            turns_stddev=turns_stddev,
             concurrency=concurrency,
             request_rate=request_rate,
             arrival=arrival,

@@ -351,3 +351,80 @@ def test_report_options_of_local_runs_are_refused_by_the_aiperf_modes(tmp_path: 
     assert code == 2 and "--repeat (a spec is one run" in err and "--csv (no local run is made)" in err
     code, _, err = bench(None, "--from-aiperf", "somewhere", "--slice", "30s")
     assert code == 2 and "--slice report local runs only" in err
+
+
+# -- multi-turn conversations -------------------------------------------------------------------
+
+ANSWER = " tok" * 16  # what the local server generates by default
+
+
+def test_each_turn_carries_the_history_on_the_servers_side(server: LocalRuntimeServer) -> None:
+    code, report, err = bench(server, "llm", "--input-tokens", "6", "--output-tokens", "4", "--turns", "3", "--requests", "30", *QUICK)
+    assert code == 0, err
+    prompts = [b["inputs"] for b in received(server)]
+    assert len(prompts) == 30
+    by_answers = Counter(p.count(ANSWER) for p in prompts)
+    assert set(by_answers) == {0, 1, 2}  # turn 1 has no history, turn 3 carries two answers
+    assert by_answers[0] >= by_answers[1] >= by_answers[2] >= 8
+    seen = set()
+    for prompt in prompts:  # a later turn is an earlier turn's prompt, its answer, then a new prompt
+        if ANSWER in prompt:
+            history, _, new = prompt.rpartition("\n\n")
+            assert history.endswith(ANSWER) and history.removesuffix(ANSWER) in seen and ANSWER not in new
+        seen.add(prompt)
+    assert report is not None
+    turns = report["input"]["turns"]
+    assert turns["mean"] == 3 and sum(turns["requests_by_turn"].values()) == 30
+    assert report["input"]["bytes"]["max"] > report["input"]["bytes"]["min"] + 2 * len(ANSWER)  # the size sent, history included
+
+
+def test_chat_bodies_carry_the_history_as_messages_also_when_streamed(server: LocalRuntimeServer) -> None:
+    chat = json.dumps({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 8})
+    for stream in ([], ["--stream"]):
+        server.reset_stats()
+        code, _, err = bench(server, "llm", "--body", chat, "--turns", "2", "--requests", "4", *stream, *QUICK)
+        assert code == 0, err
+        messages = [b["messages"] for b in received(server)]
+        assert [m for m in messages if len(m) > 1][0] == [
+            {"role": "user", "content": "hi"}, {"role": "assistant", "content": ANSWER}, {"role": "user", "content": "hi"},
+        ]  # fmt: skip
+        assert {len(m) for m in messages} == {1, 3}
+
+
+def test_turns_drawn_around_the_mean() -> None:
+    rng = random.Random(4)
+    draws = [normal_tokens(rng, 4, 1) for _ in range(2000)]
+    assert abs(statistics.mean(draws) - 4.4) < 0.2 and min(draws) >= 1 and len(set(draws)) > 3
+
+
+def test_follow_up_refuses_bodies_without_a_place_for_history() -> None:
+    from sagemaker_pools.ops.bench.conversation import check_conversable, follow_up
+
+    with pytest.raises(OpsError, match="body 2 is not a JSON object with messages"):
+        check_conversable((b'{"inputs": "a"}', b'{"x": 1}'))
+    with pytest.raises(OpsError, match="all hold messages"):
+        follow_up(b'{"inputs": "a"}', "b", b'{"messages": []}')
+    assert json.loads(follow_up(b'{"prompt": "a", "n": 1}', " b", b'{"prompt": "c", "n": 2}')) == {"prompt": "a b\n\nc", "n": 2}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--turns", "2", "--rate", "5"], "closed loop"),
+        (["--turns", "0"], "--turns must be at least 1"),
+        (["--turns", "2", "--body", "plain text", "--content-type", "text/plain"], "history cannot be carried"),
+    ],
+)
+def test_invalid_turns(args: list[str], message: str) -> None:
+    code, _, err = bench(None, "llm", *args)
+    assert code == 2 and message in err, err
+
+
+def test_turns_go_into_the_aiperf_spec(tmp_path: Path) -> None:
+    path = tmp_path / "spec.json"
+    code, _, err = bench(None, "--aiperf-spec", str(path), "--input-tokens", "100", "--turns", "4", "--turns-stddev", "1")
+    assert code == 0, err
+    parameters = json.loads(path.read_text())["parameters"]
+    assert (parameters["conversation_turn_mean"], parameters["conversation_turn_stddev"]) == (4, 1)
+    code, _, err = bench(None, "--aiperf-spec", str(path), "--input-tokens", "100")
+    assert code == 0 and "conversation_turn_mean" not in json.loads(path.read_text())["parameters"]

@@ -14,6 +14,7 @@ from typing import Any, TextIO
 from .bench_aiperf import add_arguments as add_aiperf_arguments
 from .bench_aiperf import run_aiperf_mode
 from .bench.bodies import DEFAULT_BODY, Shape, load_bodies, parse_shape, synthetic_bodies
+from .bench.conversation import check_conversable
 from .bench.live import STYLES, RichProgress, progress_text, require_rich
 from .bench.options import HTTP_CLIENTS, BenchOptions, Connection, default_processes
 from .bench.report import build_report, load_report, merge_reports, render_comparison, render_report
@@ -103,6 +104,14 @@ def _shape(text: str) -> Shape:
         raise argparse.ArgumentTypeError(exc.message.removeprefix(f"--shape {text!r}: ")) from None
 
 
+#: The options that spread a mean over a normal distribution: (flag, what they spread, AIPerf's option).
+_SPREADS = (
+    ("--input-tokens-stddev", "prompt lengths (tokens)", "--isl-stddev"),
+    ("--output-tokens-stddev", "output lengths (tokens)", "--osl-stddev"),
+    ("--turns-stddev", "turns per conversation", "--conversation-turn-stddev"),
+)
+
+
 def add_parser(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     """Register the ``bench`` subcommand."""
     p = subparsers.add_parser(
@@ -134,20 +143,20 @@ def add_parser(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     req.add_argument(
         "--token-range-ratio", type=float, default=0.0, metavar="R", help="synthetic bodies: lengths uniform in N*(1-R)..N*(1+R) (default: 0, fixed)"
     )
-    req.add_argument(
-        "--input-tokens-stddev", type=float, default=0.0, metavar="SD",
-        help="synthetic bodies: prompt lengths normal around the mean with this standard deviation, tokens (as AIPerf's --isl-stddev)",
-    )  # fmt: skip
-    req.add_argument(
-        "--output-tokens-stddev", type=float, default=0.0, metavar="SD",
-        help="synthetic bodies: output lengths normal around the mean with this standard deviation, tokens (as AIPerf's --osl-stddev)",
-    )  # fmt: skip
+    for flag, what, theirs in _SPREADS[:2]:
+        req.add_argument(flag, type=float, default=0.0, metavar="SD", help=f"synthetic bodies: {what} normal around the mean with this standard deviation (as AIPerf's {theirs})")
     req.add_argument(
         "--shape", type=_shape, action="append", default=[], metavar="IN:OUT[@WEIGHT]",
         help="synthetic bodies: a mix of (input, output) token lengths, e.g. --shape 550:150@0.7 --shape 2000:300@0.3 (repeatable)",
     )  # fmt: skip
     req.add_argument("--prefix-tokens", type=int, default=0, metavar="N", help="synthetic bodies: each prompt starts with a shared prefix of N tokens")
     req.add_argument("--prefix-count", type=int, default=0, metavar="K", help="synthetic bodies: K distinct prefixes (with --prefix-tokens)")
+    req.add_argument(
+        "--turns", type=int, default=1, metavar="MEAN",
+        help="multi-turn conversations of MEAN turns (closed loop): each turn re-sends the history (earlier prompts and answers)",
+    )  # fmt: skip
+    flag, what, theirs = _SPREADS[2]
+    req.add_argument(flag, type=float, default=0.0, metavar="SD", help=f"{what} normal around --turns with this standard deviation (as AIPerf's {theirs})")
     req.add_argument("--sample", action="store_true", help="pick bodies at random instead of in turn")
     req.add_argument("--seed", type=int, help="random seed for --sample, random arrivals and synthetic bodies (default: random, printed)")
     req.add_argument("--stream", action="store_true", help="InvokeEndpointWithResponseStream: also TTFT, ITL and TPOT")
@@ -270,8 +279,12 @@ def options_from_args(args: argparse.Namespace) -> BenchOptions:
         processes=args.processes if args.processes is not None else default_processes(max(concurrency, 1)),
         tokenizer=args.tokenizer,
         http=args.http,
+        turns=args.turns,
+        turns_stddev=args.turns_stddev,
     )
     options.validate()
+    if options.turns > 1 or options.turns_stddev:
+        check_conversable(options.bodies)
     return options
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import EXIT_USAGE, OpsError
 
-__all__ = ["load_bodies", "prompt_chars", "DEFAULT_BODY", "synthetic_bodies", "SYNTHETIC_BODIES", "Shape", "parse_shape", "normal_tokens"]
+__all__ = ["PROMPT_KEYS", "load_bodies", "prompt_chars", "DEFAULT_BODY", "synthetic_bodies", "SYNTHETIC_BODIES", "Shape", "parse_shape", "normal_tokens"]
 
 #: How many synthetic bodies ``--input-tokens`` / ``--output-tokens`` builds (sent in turn).
 SYNTHETIC_BODIES = 100
@@ -28,7 +28,8 @@ _WORDS = (
 ).split()
 
 DEFAULT_BODY = b'{"inputs": "Explain SageMaker inference in one sentence.", "parameters": {"max_new_tokens": 64}}'
-_PROMPT_KEYS = ("inputs", "prompt", "text", "input")
+#: Where a JSON body holds its prompt as a string (besides ``messages``).
+PROMPT_KEYS = ("inputs", "prompt", "text", "input")
 
 
 def load_bodies(path: str, *, require_json: bool) -> tuple[bytes, ...]:
@@ -67,7 +68,7 @@ def _text_length(document: Any) -> int | None:
         return sum(lengths) if lengths else None
     if not isinstance(document, dict):
         return None
-    for key in _PROMPT_KEYS:
+    for key in PROMPT_KEYS:
         value = document.get(key)
         if isinstance(value, str):
             return len(value)

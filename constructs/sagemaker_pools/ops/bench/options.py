@@ -66,6 +66,9 @@ class BenchOptions:
         http: how InvokeEndpoint is sent: ``"lean"`` (requests signed by botocore ahead of time,
             sent on keep-alive connections without boto3 in the loop) or ``"boto3"`` (a whole
             ``invoke_endpoint`` call each time). Streaming and proxied endpoints always use boto3.
+        turns / turns_stddev: conversations (closed loop only): each thread runs conversations
+            of about ``turns`` turns (normal with ``turns_stddev``, AIPerf's draw), each turn
+            carrying the history (:mod:`.conversation`); 1 and 0: one request a body, no history.
     """
 
     endpoint: str
@@ -90,6 +93,8 @@ class BenchOptions:
     processes: int = 1
     tokenizer: str | None = None
     http: str = "lean"
+    turns: int = 1
+    turns_stddev: float = 0.0
 
     def validate(self) -> None:
         """Raise :class:`OpsError` (exit 2) for a run that cannot work."""
@@ -120,6 +125,10 @@ class BenchOptions:
             problems.append("--retries must be >= 0")
         if not 1 <= self.processes <= self.concurrency:
             problems.append(f"--processes must be 1 to --concurrency ({self.concurrency})")
+        if self.turns < 1 or self.turns_stddev < 0:
+            problems.append("--turns must be at least 1 and --turns-stddev >= 0")
+        if (self.turns > 1 or self.turns_stddev) and self.rate is not None:
+            problems.append("--turns runs conversations in a closed loop (each turn waits for the answer before it): drop --rate")
         if self.http not in HTTP_CLIENTS:
             problems.append("--http must be " + " or ".join(HTTP_CLIENTS))
         if problems:

@@ -210,12 +210,19 @@ def _input(options: BenchOptions, records: Sequence[Any]) -> dict[str, Any]:
     chars = [prompt_chars(b) for b in options.bodies]
     sent = [r.body for r in records]
     prompt = [chars[i] for i in sent if chars[i] is not None]
-    return {
+    summary: dict[str, Any] = {
         "bodies": len(options.bodies),
         "selection": "sampled" if options.sample else "cycled",
-        "bytes": summarize([sizes[i] for i in sent]),
+        # a conversation's later turns carry their history: their size is what was sent
+        "bytes": summarize([r.in_bytes if r.in_bytes is not None else sizes[r.body] for r in records]),
         "prompt_chars": summarize([float(c) for c in prompt]) if prompt else None,
     }
+    if options.turns > 1 or options.turns_stddev:
+        by_turn: dict[int, int] = {}
+        for r in records:
+            by_turn[r.turn or 1] = by_turn.get(r.turn or 1, 0) + 1
+        summary["turns"] = {"mean": options.turns, "stddev": options.turns_stddev, "requests_by_turn": dict(sorted(by_turn.items()))}
+    return summary
 
 
 def _cost(price_per_hour: float, report: Mapping[str, Any]) -> dict[str, Any]:
