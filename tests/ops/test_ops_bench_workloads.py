@@ -428,3 +428,97 @@ def test_turns_go_into_the_aiperf_spec(tmp_path: Path) -> None:
     assert (parameters["conversation_turn_mean"], parameters["conversation_turn_stddev"]) == (4, 1)
     code, _, err = bench(None, "--aiperf-spec", str(path), "--input-tokens", "100")
     assert code == 0 and "conversation_turn_mean" not in json.loads(path.read_text())["parameters"]
+
+
+# -- replay of captured traffic ----------------------------------------------------------------
+
+REPLAYED_AT = (0.0, 0.1, 0.25, 0.6, 1.0, 1.2)
+
+
+def capture_line(index: int, time: str, *, with_input: bool = True, content_type: str = "application/json") -> str:
+    """One SageMaker data capture record (as endpoints write them with DataCaptureConfig)."""
+    data: dict[str, Any] = {"endpointOutput": {"observedContentType": "application/json", "mode": "OUTPUT", "data": "eyJvayI6IDF9", "encoding": "BASE64"}}
+    if with_input:
+        data["endpointInput"] = {"observedContentType": content_type, "mode": "INPUT", "data": json.dumps({"inputs": f"request {index}"}), "encoding": "JSON"}
+    return json.dumps({"captureData": data, "eventMetadata": {"eventId": f"e{index}", "inferenceTime": time}, "eventVersion": "0"})
+
+
+def capture_files(folder: Path) -> Path:
+    """Six captured requests at REPLAYED_AT (millisecond times), over two hourly files, and one output-only record."""
+    times = [f"2026-12-02T10:59:59.{round(t * 1000):03d}Z" if t < 1 else f"2026-12-02T11:00:00.{round((t - 1) * 1000):03d}Z" for t in REPLAYED_AT]
+    first, second = folder / "llm" / "AllTraffic" / "2026" / "12" / "02" / "10", folder / "llm" / "AllTraffic" / "2026" / "12" / "02" / "11"
+    first.mkdir(parents=True)
+    second.mkdir(parents=True)
+    (first / "capture-a.jsonl").write_text("\n".join(capture_line(i, times[i]) for i in range(4)) + "\n" + capture_line(9, times[0], with_input=False) + "\n")
+    (second / "capture-b.jsonl").write_text("\n".join(capture_line(i, times[i]) for i in range(4, 6)) + "\n")
+    return folder
+
+
+def test_a_replay_sends_the_captured_requests_at_their_recorded_pace(server: LocalRuntimeServer, tmp_path: Path) -> None:
+    folder = capture_files(tmp_path / "capture")
+    saved = tmp_path / "requests.jsonl"
+    code, report, err = bench(server, "llm", "--replay", str(folder), "--warmup", "0", "--concurrency", "4", "--processes", "1", "--json", "--save-requests", str(saved))
+    assert code == 0, err
+    assert [b["inputs"] for b in received(server)] == [f"request {i}" for i in range(6)]  # every captured input, in order
+    sent = sorted(json.loads(line)["sent"] for line in saved.read_text().splitlines())
+    for measured, recorded in zip(sent, REPLAYED_AT, strict=True):
+        assert recorded - 0.005 <= measured <= recorded + 0.25  # never early; late only by what a busy machine delays
+    assert report is not None and report["run"]["mode"] == "replay"
+    assert report["run"]["replay"] == {"source": str(folder), "captured_requests": 6, "skipped_records": 1, "span_s": pytest.approx(1.2)}
+    assert report["requests"]["total"] == 6 and report["dispatch_lag_ms"]["count"] == 6
+
+
+def test_a_replay_from_s3(server: LocalRuntimeServer, tmp_path: Path) -> None:
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from s3_standin import S3StandIn
+
+    lines = "\n".join(capture_line(i, f"2026-12-02T10:00:0{i}Z") for i in range(3)).encode()
+    with S3StandIn({"capture": {"data/llm/AllTraffic/2026/12/02/10/a.jsonl": lines, "data/other.txt": b"x"}}) as s3:
+
+        class WithS3(Clients):
+            def s3(self) -> Any:
+                return s3.client()
+
+        out, err = io.StringIO(), io.StringIO()
+        clients = WithS3(AwsOptions(region="us-east-1", endpoint_url=server.url))
+        code = main(["bench", "llm", "--replay", "s3://capture/data/", "--warmup", "0", "--json"], context=Context(clients=clients, out=out, err=err))
+    assert code == 0, err.getvalue()
+    assert json.loads(out.getvalue())["requests"]["total"] == 3
+    assert [b["inputs"] for b in received(server)] == ["request 0", "request 1", "request 2"]
+
+
+def test_whole_second_times_are_spread_over_their_second(tmp_path: Path) -> None:
+    from sagemaker_pools.ops.bench.replay import load_replay
+
+    times = ["2026-12-02T10:00:00Z"] * 3 + ["2026-12-02T10:00:01Z"] + ["2026-12-02T10:00:03Z"] * 2
+    path = tmp_path / "c.jsonl"
+    path.write_text("\n".join(capture_line(i, t) for i, t in enumerate(times)))
+    replay = load_replay(str(path), s3=lambda: None)
+    assert replay.offsets == pytest.approx((0, 1 / 3, 2 / 3, 1, 3, 3.5))
+    assert [json.loads(b)["inputs"] for b in replay.bodies] == [f"request {i}" for i in range(6)]
+    assert replay.content_type == "application/json" and replay.skipped == 0
+
+
+def test_replay_refusals(tmp_path: Path) -> None:
+    path = capture_files(tmp_path / "capture")
+    for args, message in (
+        (["--replay", str(path), "--rate", "5"], "drop --rate"),
+        (["--replay", str(path), "--turns", "2"], "drop --turns"),
+        (["--replay", str(path), "--sweep-rate", "1,2"], "drop --sweep-rate"),
+        (["--replay", str(path), "--body", "{}"], "give one of --input, --body"),
+        (["--replay", str(tmp_path / "nothing")], "--replay: no folder or file"),
+    ):
+        code, _, err = bench(None, "llm", *args)
+        assert code == 2 and message in err, err
+    only_outputs = tmp_path / "outputs.jsonl"
+    only_outputs.write_text(capture_line(1, "2026-12-02T10:00:00Z", with_input=False))
+    code, _, err = bench(None, "llm", "--replay", str(only_outputs))
+    assert code == 2 and "no captured request with an input and an inferenceTime (1 records read)" in err
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text(capture_line(1, "2026-12-02T10:00:00Z") + "\n" + capture_line(2, "2026-12-02T10:00:01Z", content_type="text/csv"))
+    code, _, err = bench(None, "llm", "--replay", str(mixed))
+    assert code == 2 and "several content types (application/json, text/csv)" in err
+    code, _, err = bench(None, "--aiperf-spec", str(tmp_path / "s.json"), "--replay", str(path))
+    assert code == 2 and "--replay (the spec has no SageMaker data capture input" in err

@@ -9,12 +9,14 @@ import math
 import random
 import signal
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from .bench_aiperf import add_arguments as add_aiperf_arguments
 from .bench_aiperf import run_aiperf_mode
 from .bench.bodies import DEFAULT_BODY, Shape, load_bodies, parse_shape, synthetic_bodies
 from .bench.conversation import check_conversable
+from .bench.replay import Replay, load_replay
 from .bench.live import STYLES, RichProgress, progress_text, require_rich
 from .bench.options import HTTP_CLIENTS, BenchOptions, Connection, default_processes
 from .bench.report import build_report, load_report, merge_reports, render_comparison, render_report
@@ -157,13 +159,17 @@ def add_parser(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     )  # fmt: skip
     flag, what, theirs = _SPREADS[2]
     req.add_argument(flag, type=float, default=0.0, metavar="SD", help=f"{what} normal around --turns with this standard deviation (as AIPerf's {theirs})")
+    req.add_argument(
+        "--replay", metavar="PATH|s3://BUCKET/PREFIX",
+        help="send the requests a SageMaker data capture recorded (JSONL: a file, a folder or an S3 prefix) at their recorded pace",
+    )  # fmt: skip
     req.add_argument("--sample", action="store_true", help="pick bodies at random instead of in turn")
     req.add_argument("--seed", type=int, help="random seed for --sample, random arrivals and synthetic bodies (default: random, printed)")
     req.add_argument("--stream", action="store_true", help="InvokeEndpointWithResponseStream: also TTFT, ITL and TPOT")
     req.add_argument(
         "--tokenizer", metavar="tokenizer.json", help="count tokens with this local Hugging Face tokenizer when the response reports none (extra: bench-tokenizer)"
     )
-    req.add_argument("--content-type", default="application/json", help="request Content-Type (default: application/json)")
+    req.add_argument("--content-type", help="request Content-Type (default: application/json; with --replay the captured one)")
     req.add_argument("--accept", help="response type to ask for (Accept)")
     req.add_argument("--inference-component", metavar="NAME", help="target inference component")
     req.add_argument("--target-variant", metavar="NAME", help="target production variant")
@@ -220,22 +226,29 @@ def add_parser(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     p.set_defaults(handler=run)
 
 
-def options_from_args(args: argparse.Namespace) -> BenchOptions:
-    """The run's options from the command line (bodies loaded, defaults resolved, the seed chosen)."""
+def options_from_args(args: argparse.Namespace, *, s3: Callable[[], Any] | None = None) -> BenchOptions:
+    """The run's options from the command line (bodies loaded, defaults resolved, the seed chosen).
+
+    ``s3`` makes the S3 client that reads an ``s3://`` ``--replay`` source.
+    """
     if args.endpoint is None:
         raise OpsError("give ENDPOINT (or --merge REPORT.json ...)", EXIT_USAGE)
     _check_synthetic_args(args)
     synthetic = args.input_tokens is not None or args.output_tokens is not None or bool(args.shape)
-    if sum(bool(x) for x in (args.input, args.body is not None, synthetic)) > 1:
-        raise OpsError("give one of --input, --body and --input-tokens/--output-tokens/--shape", EXIT_USAGE)
+    if sum(bool(x) for x in (args.input, args.body is not None, synthetic, args.replay)) > 1:
+        raise OpsError("give one of --input, --body, --input-tokens/--output-tokens/--shape and --replay", EXIT_USAGE)
+    replay = _replay(args, s3) if args.replay else None
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     if args.burstiness is not None and args.arrival not in (None, "gamma"):
         raise OpsError(f"--burstiness shapes gamma arrivals: drop --arrival {args.arrival}", EXIT_USAGE)
     if (args.burstiness is not None or args.arrival is not None) and args.rate is None:
         raise OpsError("--arrival and --burstiness need --rate (an open loop)", EXIT_USAGE)
     arrival = "gamma" if args.burstiness is not None else (args.arrival or "uniform")
-    require_json = "json" in args.content_type
-    if args.input:
+    content_type = args.content_type or (replay.content_type if replay and replay.content_type else "application/json")
+    require_json = "json" in content_type
+    if replay is not None:
+        bodies = replay.bodies
+    elif args.input:
         bodies = load_bodies(args.input, require_json=require_json)
     elif args.body is not None:
         bodies = (args.body.encode(),)
@@ -254,7 +267,7 @@ def options_from_args(args: argparse.Namespace) -> BenchOptions:
         )
     else:
         bodies = (DEFAULT_BODY,)
-    duration = args.duration if args.duration is not None else (None if args.requests else 30.0)
+    duration = args.duration if args.duration is not None else (None if args.requests or replay else 30.0)
     concurrency = args.concurrency
     options = BenchOptions(
         endpoint=args.endpoint,
@@ -269,7 +282,7 @@ def options_from_args(args: argparse.Namespace) -> BenchOptions:
         stream=args.stream,
         sample=args.sample,
         seed=seed,
-        content_type=args.content_type,
+        content_type=content_type,
         accept=args.accept,
         inference_component=args.inference_component,
         target_variant=args.target_variant,
@@ -281,11 +294,31 @@ def options_from_args(args: argparse.Namespace) -> BenchOptions:
         http=args.http,
         turns=args.turns,
         turns_stddev=args.turns_stddev,
+        replay_offsets=replay.offsets if replay else None,
+        replay_source=args.replay,
+        replay_skipped=replay.skipped if replay else 0,
     )
     options.validate()
     if options.turns > 1 or options.turns_stddev:
         check_conversable(options.bodies)
     return options
+
+
+def _replay(args: argparse.Namespace, s3: Callable[[], Any] | None) -> Replay:
+    """The ``--replay`` capture, after refusing what cannot go with it."""
+    clashing = [
+        flag
+        for flag, on in (
+            ("--rate", args.rate is not None), ("--sweep-rate", args.sweep_rate is not None), ("--sample", args.sample),
+            ("--turns", args.turns != 1 or args.turns_stddev),
+        )
+        if on
+    ]  # fmt: skip
+    if clashing:
+        raise OpsError(f"--replay sends the captured requests in their order at their pace: drop {', '.join(clashing)}", EXIT_USAGE)
+    if s3 is None and args.replay.startswith("s3://"):
+        raise OpsError("--replay from S3 needs an S3 client here", EXIT_USAGE)
+    return load_replay(args.replay, s3=s3 or (lambda: None))
 
 
 #: Options that shape synthetic bodies only: each needs --input-tokens, --output-tokens or --shape.
@@ -316,7 +349,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     if args.merge:
         return _merge(args, ctx)
     _check_sweep_args(args)
-    options = options_from_args(args)
+    options = options_from_args(args, s3=ctx.clients.s3)
     if args.tokenizer:
         load_tokenizer(args.tokenizer)  # fail now, not in every worker
     if args.plot:

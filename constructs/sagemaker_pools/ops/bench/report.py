@@ -113,7 +113,7 @@ def build_report(
         "endpoint": options.endpoint,
         "started_at": (started_at or dt.datetime.now(dt.timezone.utc)).isoformat(timespec="seconds"),
         "run": {
-            "mode": "open" if options.rate is not None else "closed",
+            "mode": "replay" if options.replay_offsets is not None else ("open" if options.rate is not None else "closed"),
             "operation": "InvokeEndpointWithResponseStream" if options.stream else "InvokeEndpoint",
             "http": result.http,
             "concurrency": options.concurrency,
@@ -144,7 +144,7 @@ def build_report(
         "ttft_ms": summarize([r.ttft for r in ok if r.ttft is not None], 1000) if options.stream else None,
         "itl_ms": summarize([g for r in ok for g in (r.gaps or [])], 1000) if options.stream else None,
         "tpot_ms": summarize(tpots, 1000) if options.stream else None,
-        "dispatch_lag_ms": summarize([r.lag for r in records if r.lag is not None], 1000) if options.rate is not None else None,
+        "dispatch_lag_ms": summarize([r.lag for r in records if r.lag is not None], 1000) if options.open_loop else None,
         "output": _output(options, ok, elapsed),
         "input": _input(options, records),
         "goodput": _goodput(ok, slos, elapsed) if slos else None,
@@ -165,6 +165,14 @@ def build_report(
         },
     }
     report["cost"] = _cost(price_per_hour, report) if price_per_hour is not None else None
+    if options.replay_offsets is not None:
+        offsets = options.replay_offsets
+        report["run"]["replay"] = {
+            "source": options.replay_source,
+            "captured_requests": len(offsets),
+            "skipped_records": options.replay_skipped,
+            "span_s": offsets[-1] if offsets else 0.0,
+        }
     return report
 
 
@@ -239,7 +247,13 @@ def render_report(report: Mapping[str, Any]) -> str:
     """The report as a readable table."""
     run, req, out = report["run"], report["requests"], report["output"]
     arrival = run["arrival"] if run.get("burstiness") is None else f"gamma, burstiness {run['burstiness']:g}"
-    mode = f"open loop at {run['rate_per_s']:g}/s ({arrival}), at most {run['concurrency']} in flight" if run["mode"] == "open" else f"closed loop, concurrency {run['concurrency']}"
+    if run["mode"] == "open":
+        mode = f"open loop at {run['rate_per_s']:g}/s ({arrival}), at most {run['concurrency']} in flight"
+    elif run["mode"] == "replay":
+        replay = run["replay"]
+        mode = f"replay of {replay['captured_requests']:,} captured requests over {replay['span_s']:,.1f} s ({replay['source']}), at most {run['concurrency']} in flight"
+    else:
+        mode = f"closed loop, concurrency {run['concurrency']}"
     achieved = run["concurrency_achieved"]
     lines = [
         f"Endpoint {report['endpoint']}: {run['operation']}, {mode}, {run['processes']} worker process(es), seed {_seed(run['seed'])}"

@@ -106,6 +106,11 @@ class Schedule:
             self.tickets.value += 1
             return True
 
+    def next_replayed(self) -> int:
+        """``--replay``: the next captured request of this worker (thread-safe; ascending, so are their times)."""
+        with self._lock:
+            return next(self._k) * self._workers + self._index
+
     def next_slot(self) -> float:
         """Open loop: the next scheduled start time of this worker (thread-safe)."""
         assert self._rate is not None
@@ -210,8 +215,18 @@ def _conversations(invoker: Invoker, schedule: Schedule, bodies: _Bodies, sink: 
 
 
 def _open_loop(invoker: Invoker, schedule: Schedule, bodies: _Bodies, sink: _Sink, stop: Any, offset: float) -> None:
+    """Requests leave on a schedule: ``--rate``'s arrivals, or ``--replay``'s captured times
+    (captured request ``k`` at ``offsets[k]`` after the start; this worker takes every W-th ``k``)."""
+    replayed = invoker.options.replay_offsets
     while not stop.is_set():
-        slot = schedule.next_slot()
+        k = None
+        if replayed is None:
+            slot = schedule.next_slot()
+        else:
+            k = schedule.next_replayed()
+            if k >= len(replayed):
+                return
+            slot = schedule.warm_start + replayed[k]
         if slot >= schedule.end:
             return
         measured = slot >= schedule.start
@@ -219,7 +234,7 @@ def _open_loop(invoker: Invoker, schedule: Schedule, bodies: _Bodies, sink: _Sin
             return
         _sleep_until(slot)
         lag = time.perf_counter() - slot
-        record = invoker.call(bodies.next())
+        record = invoker.call(bodies.next() if k is None else k)
         record.lag = lag
         if measured:
             sink.add(record)
@@ -231,7 +246,11 @@ def run_threads(plan: WorkerPlan, shared: Shared, invoker: Invoker) -> list[Reco
     bodies = _Bodies(plan)
     sink = _Sink(shared.counters, shared.buckets, plan.index)
     options = plan.options
-    loop: Callable[..., None] = _open_loop if options.rate is not None else (_conversations if options.turns > 1 or options.turns_stddev else _closed_loop)
+    loop: Callable[..., None]
+    if options.open_loop:
+        loop = _open_loop
+    else:
+        loop = _conversations if options.turns > 1 or options.turns_stddev else _closed_loop
     # Closed loop: ramp up, one thread after another over the first second of the warm-up, so
     # that the threads do not move in lockstep (all sending, then all parsing, at once).
     ramp = min(options.warmup_s, RAMP_UP_S)
