@@ -522,3 +522,20 @@ def test_replay_refusals(tmp_path: Path) -> None:
     assert code == 2 and "several content types (application/json, text/csv)" in err
     code, _, err = bench(None, "--aiperf-spec", str(tmp_path / "s.json"), "--replay", str(path))
     assert code == 2 and "--replay (the spec has no SageMaker data capture input" in err
+
+
+def test_a_merged_report_is_one_csv_row(server: LocalRuntimeServer, tmp_path: Path) -> None:
+    paths = []
+    for name in ("a", "b"):
+        code, report, err = bench(server, "llm", "--requests", "4", "--warmup", "0", "--concurrency", "1", "--json")
+        assert code == 0, err
+        paths.append(tmp_path / f"{name}.json")
+        paths[-1].write_text(json.dumps(report))
+    table = tmp_path / "merged.csv"
+    code, _, err = bench(None, "--merge", *map(str, paths), "--csv", str(table))
+    assert code == 0, err
+    import csv
+
+    assert [(r["kind"], r["label"], r["requests"]) for r in csv.DictReader(table.open())] == [("run", "merged", "8")]
+    code, _, err = bench(None, "--merge", *map(str, paths), "--slice", "1s")
+    assert code == 2 and "--slice" in err

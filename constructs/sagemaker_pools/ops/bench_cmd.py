@@ -619,11 +619,13 @@ def measured_instance_type(args: argparse.Namespace, ctx: Context) -> str:
 
 
 def _merge(args: argparse.Namespace, ctx: Context) -> int:
-    if args.endpoint is not None or args.sweep or args.compare:
-        raise OpsError("--merge combines reports: give no ENDPOINT, --sweep or --compare with it", EXIT_USAGE)
+    if args.endpoint is not None or args.sweep or args.sweep_rate or args.compare or args.repeat > 1 or args.slice:
+        raise OpsError("--merge combines reports: give no ENDPOINT, --sweep, --sweep-rate, --compare, --repeat or --slice with it", EXIT_USAGE)
     reports = [load_report(path, flag="--merge") for path in args.merge]
     merged = merge_reports(reports, args.merge)
     ctx.print(json.dumps(merged, indent=2) if args.json else render_report(merged))
+    if args.csv:
+        write_csv(args.csv, [csv_row("run", "merged", merged)])
     check_errors(merged, args.max_error_rate)
     return 0
 
