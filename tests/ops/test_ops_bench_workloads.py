@@ -156,10 +156,10 @@ def test_more_prefixes_than_bodies_makes_more_bodies() -> None:
     [
         (["--input-tokens-stddev", "5"], "--input-tokens-stddev shape synthetic bodies"),
         (["--prefix-tokens", "5", "--prefix-count", "2"], "--prefix-tokens, --prefix-count shape synthetic bodies"),
-        (["--input-tokens", "5", "--prefix-tokens", "5"], "--prefix-tokens and --prefix-count go together"),
+        (["--input-tokens", "5", "--prefix-tokens", "5"], "--prefix-tokens 5 / --prefix-count 0: give both"),
         (["--shape", "5:5", "--input-tokens", "5"], "--shape gives the token lengths"),
         (["--input-tokens", "5", "--token-range-ratio", "0.2", "--input-tokens-stddev", "2"], "not both"),
-        (["--input-tokens", "5", "--output-tokens-stddev", "-1"], "must be >= 0"),
+        (["--input-tokens", "5", "--output-tokens-stddev", "-1"], "--output-tokens-stddev -1: each must be >= 0"),
         (["--shape", "5"], "give INPUT:OUTPUT tokens"),
         (["--shape", "5:5", "--body", "{}"], "give one of --input, --body"),
         (["--sweep-rate", "10", "--rate", "5"], "drop --sweep and --rate"),
@@ -411,7 +411,7 @@ def test_follow_up_refuses_bodies_without_a_place_for_history() -> None:
     ("args", "message"),
     [
         (["--turns", "2", "--rate", "5"], "closed loop"),
-        (["--turns", "0"], "--turns must be at least 1"),
+        (["--turns", "0"], "--turns 0 / --turns-stddev 0: turns must be at least 1"),
         (["--turns", "2", "--body", "plain text", "--content-type", "text/plain"], "history cannot be carried"),
     ],
 )

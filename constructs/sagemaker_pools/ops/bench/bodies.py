@@ -161,11 +161,11 @@ def synthetic_bodies(
     if not 0 <= range_ratio < 1:
         problems.append("--token-range-ratio must be from 0 to below 1")
     if input_stddev < 0 or output_stddev < 0:
-        problems.append("--input-tokens-stddev and --output-tokens-stddev must be >= 0")
+        problems.append(f"--input-tokens-stddev {input_stddev:g} / --output-tokens-stddev {output_stddev:g}: each must be >= 0 (tokens)")
     if range_ratio and (input_stddev or output_stddev):
         problems.append("give --token-range-ratio (uniform lengths) or --input-tokens-stddev/--output-tokens-stddev (normal), not both")
     if (prefix_tokens > 0) != (prefix_count > 0) or prefix_tokens < 0 or prefix_count < 0:
-        problems.append("--prefix-tokens and --prefix-count go together, each at least 1")
+        problems.append(f"--prefix-tokens {prefix_tokens} / --prefix-count {prefix_count}: give both, each at least 1 (0 and 0: no prefixes)")
     if problems:
         raise OpsError("; ".join(problems), EXIT_USAGE)
     from .tokens import load_tokenizer

@@ -138,7 +138,7 @@ class BenchOptions:
         if not 1 <= self.processes <= self.concurrency:
             problems.append(f"--processes must be 1 to --concurrency ({self.concurrency})")
         if self.turns < 1 or self.turns_stddev < 0:
-            problems.append("--turns must be at least 1 and --turns-stddev >= 0")
+            problems.append(f"--turns {self.turns} / --turns-stddev {self.turns_stddev:g}: turns must be at least 1 and the stddev >= 0")
         if self.replay_offsets is not None and len(self.replay_offsets) != len(self.bodies):
             problems.append("--replay: one time per captured body")
         if self.replay_offsets is not None and (self.rate is not None or self.turns > 1 or self.turns_stddev):
