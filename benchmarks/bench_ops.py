@@ -30,6 +30,11 @@ timers and the clients alike. ``--realtime`` runs the script, the server and eve
 the round-robin real-time class at the lowest priority (``SCHED_RR`` 1; needs root or
 CAP_SYS_NICE), which takes the other sessions' load out of the figures; the result says which
 class it ran in.
+
+``--workload "ARGS"`` measures with ``bench``'s workload options on (e.g. ``"--shape 64:16@0.7
+--shape 256:32@0.3 --input-tokens-stddev 8 --prefix-tokens 32 --prefix-count 4"``): the tool
+gets ARGS (and a fixed seed) instead of ``--body``, and the loop sends the same bodies, built by
+``bench``'s own option parsing, in turn, so both sides carry the same requests.
 """
 
 from __future__ import annotations
@@ -37,9 +42,11 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import io
+import itertools
 import json
 import os
 import platform
+import shlex
 import statistics
 import subprocess
 import sys
@@ -95,13 +102,29 @@ def server_stats(url: str, reset: bool = False) -> dict[str, Any]:
 # -- the seed article's quick method, as published (only the client's endpoint_url added) -------
 
 
-def seed_loop(url: str, request_count: int, concurrency: int) -> dict[str, Any]:
+WORKLOAD_SEED = "1"
+
+
+def workload_bodies(workload: list[str]) -> tuple[bytes, ...]:
+    """The bodies ``bench`` builds for ``workload`` (its options, parsed by ``bench``'s own parser)."""
+    if not workload:
+        return (PAYLOAD,)
+    from sagemaker_pools.ops.bench_cmd import add_parser, options_from_args
+
+    parser = argparse.ArgumentParser()
+    add_parser(parser.add_subparsers(), [])
+    return options_from_args(parser.parse_args(["bench", "llm", *workload, "--seed", WORKLOAD_SEED])).bodies
+
+
+def seed_loop(url: str, request_count: int, concurrency: int, bodies: tuple[bytes, ...] = (PAYLOAD,)) -> dict[str, Any]:
     client = boto3.client("sagemaker-runtime", region_name="us-east-1", endpoint_url=url)
+    turn = itertools.count()
 
     def invoke_once() -> float:
+        body = bodies[next(turn) % len(bodies)]  # itertools.count is atomic under the GIL
         started = time.perf_counter()
         response = client.invoke_endpoint(
-            EndpointName="llm", ContentType="application/json", Accept="application/json", Body=PAYLOAD
+            EndpointName="llm", ContentType="application/json", Accept="application/json", Body=body
         )
         response["Body"].read()
         return time.perf_counter() - started
@@ -143,11 +166,12 @@ def seed_loop(url: str, request_count: int, concurrency: int) -> dict[str, Any]:
 # -- the tool ---------------------------------------------------------------------------------
 
 
-def tool(url: str, duration: float, warmup: float, concurrency: int, http: str = "lean") -> dict[str, Any]:
+def tool(url: str, duration: float, warmup: float, concurrency: int, http: str = "lean", workload: list[str] | None = None) -> dict[str, Any]:
     out, err = io.StringIO(), io.StringIO()
     ctx = Context(clients=Clients(AwsOptions(region="us-east-1", endpoint_url=url)), out=out, err=err)
+    load = [*workload, "--seed", WORKLOAD_SEED] if workload else ["--body", PAYLOAD.decode()]
     code = main(
-        ["bench", "llm", "--concurrency", str(concurrency), "--duration", str(duration), "--warmup", str(warmup), "--body", PAYLOAD.decode(), "--json",
+        ["bench", "llm", "--concurrency", str(concurrency), "--duration", str(duration), "--warmup", str(warmup), *load, "--json",
          "--http", http],
         context=ctx,
     )  # fmt: skip
@@ -214,14 +238,16 @@ def scheduling() -> str:
 METHODS = ("loop", "tool", "tool-boto3")
 
 
-def measure(name: str, url: str, duration: float, warmup: float, concurrency: int) -> dict[str, Any]:
+def measure(name: str, url: str, duration: float, warmup: float, concurrency: int, workload: list[str] | None = None) -> dict[str, Any]:
     """One method at one concurrency (the loop gets about ``duration`` seconds' worth of requests at the ideal rate)."""
     if name == "loop":
-        return seed_loop(url, int(concurrency / (INJECTED_MS / 1000) * duration), concurrency)
-    return tool(url, duration, warmup, concurrency, "boto3" if name == "tool-boto3" else "lean")
+        return seed_loop(url, int(concurrency / (INJECTED_MS / 1000) * duration), concurrency, workload_bodies(workload or []))
+    return tool(url, duration, warmup, concurrency, "boto3" if name == "tool-boto3" else "lean", workload)
 
 
-def run(rounds: int, duration: float, warmup: float, levels: tuple[int, ...], methods: tuple[str, ...] = METHODS) -> dict[str, Any]:
+def run(
+    rounds: int, duration: float, warmup: float, levels: tuple[int, ...], methods: tuple[str, ...] = METHODS, workload: list[str] | None = None
+) -> dict[str, Any]:
     server, url = start_server()
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "AKIDBENCHBENCHBENCH0")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "bench")
@@ -236,7 +262,7 @@ def run(rounds: int, duration: float, warmup: float, levels: tuple[int, ...], me
                     server_stats(url, reset=True)
                     started = time.time()
                     with StallProbe() as probe:
-                        figures = measure(name, url, duration, warmup, concurrency)
+                        figures = measure(name, url, duration, warmup, concurrency, workload)
                     truth = server_stats(url)
                     figures.update(
                         method=name,
@@ -274,7 +300,8 @@ def run(rounds: int, duration: float, warmup: float, levels: tuple[int, ...], me
             "loadavg_after": _loadavg(),
             "scheduling": scheduling(),
         },
-        "settings": {"injected_ms": INJECTED_MS, "levels": list(levels), "rounds": rounds, "tool_duration_s": duration, "tool_warmup_s": warmup, "methods": list(methods)},
+        "settings": {"injected_ms": INJECTED_MS, "levels": list(levels), "rounds": rounds, "tool_duration_s": duration, "tool_warmup_s": warmup, "methods": list(methods),
+                     "workload": workload or []},
         "rounds": results,
         "summary": summary,
     }
@@ -349,7 +376,8 @@ def markdown(result: dict[str, Any]) -> str:
         f"Local server, {settings['injected_ms']:g} ms injected, {settings['rounds']} alternating rounds of {settings['tool_duration_s']:g} s; "
         f"{machine['cpus']} CPUs, Python {machine['python']}, load average before "
         f"{' '.join(machine.get('loadavg_before', ['not recorded']))}, after {' '.join(machine.get('loadavg_after', ['not recorded']))}; "
-        f"scheduling: {machine.get('scheduling', 'not recorded')}. Median over rounds (min-max).",
+        f"scheduling: {machine.get('scheduling', 'not recorded')}. Median over rounds (min-max)."
+        + (f" Workload: `{' '.join(settings['workload'])}` (both sides send the same bodies)." if settings.get("workload") else ""),
         "",
         "| concurrency | method | requests/s | share of ideal | p50 ms | p99 ms | p99 over the server's p99 | server p99 ms | in flight (tool) | stalls p99 ms |",
         "|---|---|---|---|---|---|---|---|---|---|",
@@ -408,6 +436,7 @@ if __name__ == "__main__":
     parser.add_argument("--methods", default=",".join(METHODS), help=f"which to run, of {','.join(METHODS)}")
     parser.add_argument("--realtime", action="store_true", help="run everything in SCHED_RR priority 1 (root): other sessions' load out of the figures")
     parser.add_argument("--render", metavar="RESULT.json", help="only rewrite the .md of an earlier result")
+    parser.add_argument("--workload", default="", metavar="ARGS", help="bench's workload options for both sides, e.g. '--shape 64:16@0.7 --shape 256:32@0.3'")
     args = parser.parse_args()
     if args.render:
         print(render(Path(args.render)))
@@ -417,7 +446,9 @@ if __name__ == "__main__":
         parser.error(f"--methods: choose from {', '.join(METHODS)}")
     if args.realtime:
         realtime()
-    result = run(args.rounds, args.duration, args.warmup, tuple(int(n) for n in args.concurrency.split(",")), chosen)
+    workload = shlex.split(args.workload)
+    workload_bodies(workload)  # bad workload options fail now, before the server starts
+    result = run(args.rounds, args.duration, args.warmup, tuple(int(n) for n in args.concurrency.split(",")), chosen, workload)
     out = ROOT / "benchmarks" / "results"
     out.mkdir(parents=True, exist_ok=True)
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")

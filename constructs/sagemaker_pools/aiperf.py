@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -43,6 +44,11 @@ PARAMETERS: Mapping[str, tuple[str, str]] = {
     "prompt_input_tokens_stddev": ("--prompt-input-tokens-stddev", "tokens"),
     "output_tokens_mean": ("--output-tokens-mean", "tokens"),
     "output_tokens_stddev": ("--output-tokens-stddev", "tokens"),
+    "sequence_distribution": ("--sequence-distribution", "ISL|SD,OSL|SD:PERCENT;... tokens, percent of requests"),
+    "prompt_prefix_pool_size": ("--prompt-prefix-pool-size", "distinct prefixes"),
+    "prompt_prefix_length": ("--prompt-prefix-length", "tokens"),
+    "conversation_turn_mean": ("--conversation-turn-mean", "turns"),
+    "conversation_turn_stddev": ("--conversation-turn-stddev", "turns"),
     "concurrency": ("--concurrency", "requests in flight"),
     "request_rate": ("--request-rate", "requests per second"),
     "arrival_pattern": ("--arrival-pattern", "constant, poisson or gamma"),
@@ -63,6 +69,12 @@ class WorkloadSpec:
     Attributes:
         input_tokens_mean / input_tokens_stddev: synthetic prompt length (normal distribution, tokens).
         output_tokens_mean / output_tokens_stddev: tokens to generate (normal distribution).
+        sequence_distribution: a mix of (input, output) lengths in AIPerf's semicolon format,
+            ``ISL|SD,OSL|SD:PERCENT;...`` (instead of the means).
+        prefix_pool_size / prefix_length: that many distinct prefixes of that many tokens, one
+            prepended to each prompt (AIPerf's prefix prompt pool; both or neither).
+        turns_mean / turns_stddev: multi-turn conversations: turns per conversation (normal
+            distribution), each turn carrying the history.
         concurrency: requests in flight (closed loop; with ``request_rate`` a cap).
         request_rate: open loop: requests per second.
         arrival: ``constant``, ``poisson`` or ``gamma`` (only with ``request_rate``).
@@ -78,6 +90,11 @@ class WorkloadSpec:
     input_tokens_stddev: float | None = None
     output_tokens_mean: int | None = None
     output_tokens_stddev: float | None = None
+    sequence_distribution: str | None = None
+    prefix_pool_size: int | None = None
+    prefix_length: int | None = None
+    turns_mean: int | None = None
+    turns_stddev: float | None = None
     concurrency: int | None = None
     request_rate: float | None = None
     arrival: str | None = None
@@ -98,11 +115,11 @@ class WorkloadSpec:
         for field in dataclasses.fields(self):
             if field.name != "owner" and is_unresolved(getattr(self, field.name)):
                 raise PoolConfigError(f"{self.owner}.{field.name}", "a deploy-time parameter (a CDK token)", f"a concrete value: {SPEC_AT_SYNTH}")
-        for name in ("input_tokens_mean", "output_tokens_mean", "concurrency", "request_count"):
+        for name in ("input_tokens_mean", "output_tokens_mean", "concurrency", "request_count", "prefix_pool_size", "prefix_length", "turns_mean"):
             value = getattr(self, name)
             if value is not None and (not _is_int(value) or value < 1):
                 raise PoolConfigError(f"{self.owner}.{name}", value, "an integer >= 1")
-        for name in ("input_tokens_stddev", "output_tokens_stddev", "warmup_s"):
+        for name in ("input_tokens_stddev", "output_tokens_stddev", "warmup_s", "turns_stddev"):
             value = getattr(self, name)
             if value is not None and (not _is_number(value) or value < 0):
                 raise PoolConfigError(f"{self.owner}.{name}", value, "a number >= 0")
@@ -114,6 +131,13 @@ class WorkloadSpec:
             raise PoolConfigError(f"{self.owner}.arrival", self.arrival, "constant, poisson or gamma, with request_rate")
         if self.arrival_smoothness is not None and self.arrival != "gamma":
             raise PoolConfigError(f"{self.owner}.arrival_smoothness", self.arrival_smoothness, "only with arrival='gamma'")
+        if (self.prefix_pool_size is None) != (self.prefix_length is None):
+            raise PoolConfigError(f"{self.owner}.prefix_pool_size", (self.prefix_pool_size, self.prefix_length), "prefix_pool_size and prefix_length together")
+        if self.sequence_distribution is not None:
+            if not isinstance(self.sequence_distribution, str) or not _SEQUENCE_DISTRIBUTION.match(self.sequence_distribution):
+                raise PoolConfigError(f"{self.owner}.sequence_distribution", self.sequence_distribution, "ISL|SD,OSL|SD:PERCENT;... e.g. '550|0,150|0:70;2000|0,300|0:30'")
+            if self.input_tokens_mean is not None or self.output_tokens_mean is not None:
+                raise PoolConfigError(f"{self.owner}.sequence_distribution", self.sequence_distribution, "the lengths: give it or the token means, not both")
         if self.concurrency is None and self.request_rate is None:
             raise PoolConfigError(f"{self.owner}.concurrency", None, "concurrency (closed loop) or request_rate (open loop), or both")
         if (self.duration_s is None) == (self.request_count is None):
@@ -128,6 +152,11 @@ class WorkloadSpec:
             "prompt_input_tokens_stddev": self.input_tokens_stddev,
             "output_tokens_mean": self.output_tokens_mean,
             "output_tokens_stddev": self.output_tokens_stddev,
+            "sequence_distribution": self.sequence_distribution,
+            "prompt_prefix_pool_size": self.prefix_pool_size,
+            "prompt_prefix_length": self.prefix_length,
+            "conversation_turn_mean": self.turns_mean,
+            "conversation_turn_stddev": self.turns_stddev,
             "concurrency": self.concurrency,
             "request_rate": self.request_rate,
             "arrival_pattern": self.arrival,
@@ -166,6 +195,10 @@ def parse_inline(text: str) -> dict[str, Any]:
     if not isinstance(document.get("parameters", {}), dict):
         raise ValueError("the inline spec's parameters are not a mapping")
     return document
+
+
+_PAIR = r"\d+(\|\d+(\.\d+)?)?,\d+(\|\d+(\.\d+)?)?:\d+(\.\d+)?"
+_SEQUENCE_DISTRIBUTION = re.compile(rf"^{_PAIR}(;{_PAIR})*$")
 
 
 def _is_int(value: object) -> bool:

@@ -71,6 +71,11 @@ class BenchmarkWorkload(Resource):
         input_tokens_stddev: float | None = None,
         output_tokens_mean: int | None = None,
         output_tokens_stddev: float | None = None,
+        sequence_distribution: str | None = None,
+        prefix_pool_size: int | None = None,
+        prefix_length: int | None = None,
+        turns_mean: int | None = None,
+        turns_stddev: float | None = None,
         concurrency: int | None = None,
         request_rate: float | None = None,
         arrival: str | None = None,
@@ -92,6 +97,12 @@ class BenchmarkWorkload(Resource):
             input_tokens_mean / input_tokens_stddev: synthetic prompts of this many tokens (normal
                 distribution). Default: AIPerf's (550, 0). Not with a dataset.
             output_tokens_mean / output_tokens_stddev: tokens to generate. Default: the model decides.
+            sequence_distribution: a mix of (input, output) lengths instead of the means, in
+                AIPerf's ``ISL|SD,OSL|SD:PERCENT;...`` format (``bench --shape`` writes it).
+            prefix_pool_size / prefix_length: that many distinct prefixes of that many tokens,
+                one prepended to each prompt (``bench --prefix-count/--prefix-tokens``). Both or neither.
+            turns_mean / turns_stddev: multi-turn conversations of about this many turns, each
+                turn re-sending the history (``bench --turns/--turns-stddev``). Default: one turn.
             concurrency: requests in flight (closed loop; with ``request_rate``, a cap).
             request_rate: requests per second (open loop). One of the two is required.
             arrival: ``constant``, ``poisson`` or ``gamma`` arrivals for ``request_rate``. Default: AIPerf's (poisson).
@@ -139,6 +150,11 @@ class BenchmarkWorkload(Resource):
             input_tokens_stddev=input_tokens_stddev,
             output_tokens_mean=output_tokens_mean,
             output_tokens_stddev=output_tokens_stddev,
+            sequence_distribution=sequence_distribution,
+            prefix_pool_size=prefix_pool_size,
+            prefix_length=prefix_length,
+            turns_mean=turns_mean,
+            turns_stddev=turns_stddev,
             concurrency=concurrency,
             request_rate=request_rate,
             arrival=arrival,

@@ -316,7 +316,7 @@ def test_an_endpoint_that_does_not_exist(server: LocalRuntimeServer) -> None:
         (["--input", "/nonexistent/bodies.jsonl"], "cannot read --input /nonexistent/bodies.jsonl: No such file or directory"),
         (["--input", "BAD"], "--input BAD line 2 is not JSON"),
         (["--compare", "BAD"], "--compare BAD is not JSON"),
-        (["--input", "BAD", "--body", "{}"], "give one of --input, --body and --input-tokens/--output-tokens"),
+        (["--input", "BAD", "--body", "{}"], "give one of --input, --body, --input-tokens/--output-tokens/--shape and --replay"),
     ],
 )
 def test_invalid_arguments(server: LocalRuntimeServer, tmp_path: Path, args: list[str], message: str) -> None:

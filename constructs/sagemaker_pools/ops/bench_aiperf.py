@@ -14,17 +14,19 @@ run's load are refused with ``--managed`` and ``--from-aiperf`` rather than sile
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..aiperf import WorkloadSpec
+from .bench.bodies import Shape
 from ..errors import PoolConfigError
 from .bench.aiperf_export import read_export_dir, report_from_exports
 from .bench.managed import JobStopped, check_endpoint, fetch_exports, job_name, level_workload, parse_s3_uri, start_job, wait_for_job
 from .context import Context
 from .errors import EXIT_USAGE, OpsError
 
-__all__ = ["add_arguments", "run_aiperf_mode", "spec_of", "LOAD_OPTIONS"]
+__all__ = ["add_arguments", "run_aiperf_mode", "spec_of", "sequence_distribution", "LOAD_OPTIONS"]
 
 #: Options that shape a local run's load (dest -> flag). A spec expresses some; a managed run none.
 LOAD_OPTIONS = {
@@ -41,6 +43,14 @@ LOAD_OPTIONS = {
     "input_tokens": "--input-tokens",
     "output_tokens": "--output-tokens",
     "token_range_ratio": "--token-range-ratio",
+    "input_tokens_stddev": "--input-tokens-stddev",
+    "output_tokens_stddev": "--output-tokens-stddev",
+    "shape": "--shape",
+    "prefix_tokens": "--prefix-tokens",
+    "prefix_count": "--prefix-count",
+    "turns": "--turns",
+    "turns_stddev": "--turns-stddev",
+    "replay": "--replay",
     "sample": "--sample",
     "seed": "--seed",
     "stream": "--stream",
@@ -53,6 +63,7 @@ LOAD_OPTIONS = {
     "retries": "--retries",
     "http": "--http",
     "save_requests": "--save-requests",
+    "sweep_rate": "--sweep-rate",
 }
 #: Load options the inline spec cannot express, with why.
 _NOT_IN_SPEC = {
@@ -71,7 +82,14 @@ _NOT_IN_SPEC = {
     "save_requests": "no local requests are made",
     "inference_component": "the job's target, not the workload: give it with --managed",
     "sweep": "a spec is one load; --managed --sweep makes one workload a level",
+    "sweep_rate": "a spec is one load: write one spec a rate with --rate",
+    "replay": "the spec has no SageMaker data capture input (AIPerf replays its own trace formats): give the workload a dataset instead",
+    "repeat": "a spec is one run: start the job again for another",
+    "slice": "a report option of local runs, not part of the load",
+    "csv": "no local run is made",
 }
+#: Report options of local runs that a managed or AIPerf run does not produce (dest -> flag).
+_LOCAL_REPORT_OPTIONS = {"repeat": "--repeat", "slice": "--slice", "csv": "--csv"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -102,6 +120,9 @@ def run_aiperf_mode(args: argparse.Namespace, ctx: Context) -> int | None:
     if refused:
         where = "the workload configuration" if args.managed else "the AIPerf run"
         raise OpsError(f"{modes[0]}: {where} defines the load: drop {', '.join(refused)}", EXIT_USAGE)
+    local = [_LOCAL_REPORT_OPTIONS[d] for d in _changed(args) if d in _LOCAL_REPORT_OPTIONS]
+    if local:
+        raise OpsError(f"{modes[0]}: {', '.join(local)} report local runs only: drop them", EXIT_USAGE)
     if args.from_aiperf:
         return _from_aiperf(args, ctx)
     return _managed(args, ctx)
@@ -124,11 +145,19 @@ def spec_of(args: argparse.Namespace) -> WorkloadSpec:
     arrival = "gamma" if args.burstiness is not None else {"uniform": "constant", "poisson": "poisson", "gamma": "gamma", None: None}[args.arrival]
     if args.rate is not None and arrival is None:
         arrival = "constant"  # bench's default arrivals are evenly spaced; AIPerf's are Poisson
+    shapes = args.shape
     try:
         return WorkloadSpec(
             owner="--aiperf-spec",
             input_tokens_mean=args.input_tokens,
+            input_tokens_stddev=(args.input_tokens_stddev or None) if not shapes else None,
             output_tokens_mean=args.output_tokens,
+            output_tokens_stddev=(args.output_tokens_stddev or None) if not shapes else None,
+            sequence_distribution=sequence_distribution(shapes, args.input_tokens_stddev, args.output_tokens_stddev) if shapes else None,
+            prefix_pool_size=args.prefix_count or None,
+            prefix_length=args.prefix_tokens or None,
+            turns_mean=args.turns if args.turns != 1 or args.turns_stddev else None,
+            turns_stddev=args.turns_stddev or None,
             concurrency=args.concurrency,
             request_rate=args.rate,
             arrival=arrival,
@@ -142,6 +171,18 @@ def spec_of(args: argparse.Namespace) -> WorkloadSpec:
         )
     except PoolConfigError as exc:
         raise OpsError(str(exc), EXIT_USAGE) from None
+
+
+def sequence_distribution(shapes: Sequence[Shape], input_stddev: float, output_stddev: float) -> str:
+    """``--shape``s as AIPerf's ``--sequence-distribution`` (``ISL|SD,OSL|SD:PERCENT;...``; weights made percentages)."""
+    total = sum(s.weight for s in shapes)
+
+    def length(tokens: int, stddev: float) -> str:
+        return f"{tokens}|{stddev:g}" if stddev else str(tokens)
+
+    return ";".join(
+        f"{length(s.input_tokens, input_stddev)},{length(s.output_tokens, output_stddev)}:{round(100 * s.weight / total, 4):g}" for s in shapes
+    )
 
 
 def _write_spec(args: argparse.Namespace, ctx: Context) -> int:

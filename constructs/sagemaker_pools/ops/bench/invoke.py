@@ -61,7 +61,11 @@ class Record:
         tokens_counted: True when ``tokens`` was counted with the tokenizer, not reported.
         lag: open loop: how late the request left compared with its schedule.
         response: the whole response body (streaming: the payload parts joined), kept only by
-            an :class:`Invoker` made with ``keep_responses=True`` (``gate`` compares them).
+            an :class:`Invoker` made with ``keep_responses=True`` (``gate`` compares them) or
+            for the next turn of a conversation (``--turns``; dropped once read).
+        turn: ``--turns``: the request's turn in its conversation (1 = the first), else None.
+        in_bytes: the size of the body sent when it was built for this request (a turn that
+            carries a history), else None (the body is ``body`` of the run's bodies).
     """
 
     sent: float
@@ -77,6 +81,8 @@ class Record:
     tokens_counted: bool = False
     lag: float | None = None
     response: bytes | None = None
+    turn: int | None = None
+    in_bytes: int | None = None
 
 
 def make_client(connection: Connection, options: BenchOptions, pool_size: int) -> Any:
@@ -155,16 +161,17 @@ class Invoker:
     def _mark_sent(self, **_: Any) -> None:
         self._local.sent = time.perf_counter()
 
-    def call(self, body_index: int) -> Record:
-        """Send body ``body_index`` once; never raises for a failed request (it is recorded)."""
+    def call(self, body_index: int, built: bytes | None = None) -> Record:
+        """Send body ``body_index`` once (or ``built``, a body made for this request from it: a
+        conversation's turn); never raises for a failed request (it is recorded)."""
         self._local.sent = None
         called = time.perf_counter()
-        body = self.options.bodies[body_index]
-        record = Record(sent=called, latency=0.0, ok=False, error=None, body=body_index)
+        body = self.options.bodies[body_index] if built is None else built
+        record = Record(sent=called, latency=0.0, ok=False, error=None, body=body_index, in_bytes=None if built is None else len(built))
         parts: list[bytes] = []
         try:
             if self._signed is not None:
-                parts.append(self._lean(body_index, body))
+                parts.append(self._lean(body_index, body, once=built is not None))
             elif self.options.stream:
                 self._stream(body, record, parts)
             else:
@@ -181,7 +188,7 @@ class Invoker:
         # after the clock stopped: counting tokens is the client's work, not the endpoint's
         if record.ok:
             record.out_bytes = sum(len(p) for p in parts)
-            if self.keep_responses:
+            if self.keep_responses or self.options.turns > 1:
                 record.response = b"".join(parts)
             record.tokens = count_stream_tokens(parts) if self.options.stream else count_tokens(parts[0])
             if record.tokens is None and self._tokenizer is not None:
@@ -190,10 +197,15 @@ class Invoker:
                 record.tokens_counted = True
         return record
 
-    def _lean(self, body_index: int, body: bytes) -> bytes:
-        """InvokeEndpoint on the lean path: the response body (raises what botocore would)."""
+    def _lean(self, body_index: int, body: bytes, *, once: bool = False) -> bytes:
+        """InvokeEndpoint on the lean path: the response body (raises what botocore would).
+
+        ``once``: a body sent only this time (a conversation's turn) is signed for this call, not
+        cached. Either way it is signed before the clock starts.
+        """
         assert self._signed is not None
-        request = self._signed.get(body_index, body)
+        signed = self._signed
+        request = signed.sign(body) if once else signed.get(body_index, body)
         request_context: dict[str, Any] = {}
         attempt = 1
         while True:
@@ -209,7 +221,7 @@ class Invoker:
                 if not self._retries.again(attempt, self._wire.url, response, exc, request_context):
                     raise
             attempt += 1
-            request = self._signed.get(body_index, body)
+            request = signed.sign(body) if once else signed.get(body_index, body)
 
     def _stream(self, body: bytes, record: Record, parts: list[bytes]) -> None:
         response = self.client.invoke_endpoint_with_response_stream(Body=body, **self._params)

@@ -16,7 +16,10 @@ algorithm holds the second write until the client's delayed ACK).
 
 ``GET /_stats`` returns the server-side duration percentiles of the requests so far (the
 "truth" a client measurement can be checked against), the requests in flight and the
-``TargetVariant`` each invocation named; ``POST /_reset`` clears them.
+``TargetVariant`` each invocation named; ``POST /_reset`` clears them. A server made with
+``keep_bodies=True`` also keeps every invocation's request body, in arrival order
+(:meth:`LocalRuntimeServer.bodies`), so a test can check what the client sent: the prefixes
+prompts share, the history a conversation's turns carry.
 
 Run it: ``python -m sagemaker_pools.ops.bench.localserver --port 8080 --latency-ms 50``.
 """
@@ -94,17 +97,20 @@ class _Stats:
         self.by_kind: dict[str, int] = {}
         self.target_variants: dict[str, int] = {}
         self.in_flight = 0
+        self.bodies: list[bytes] | None = None  # kept only when the server was asked to
 
     def add(self, kind: str, duration: float) -> None:
         with self.lock:
             self.durations.append(duration)
             self.by_kind[kind] = self.by_kind.get(kind, 0) + 1
 
-    def invoked(self, target_variant: str | None) -> None:
+    def invoked(self, target_variant: str | None, body: bytes) -> None:
         """An invocation arrived, naming ``target_variant`` (the ``TargetVariant`` header) or none."""
         with self.lock:
             key = target_variant or "(none)"
             self.target_variants[key] = self.target_variants.get(key, 0) + 1
+            if self.bodies is not None:
+                self.bodies.append(body)
 
     def snapshot(self) -> dict[str, Any]:
         with self.lock:
@@ -121,6 +127,8 @@ class _Stats:
             self.durations.clear()
             self.by_kind.clear()
             self.target_variants.clear()
+            if self.bodies is not None:
+                self.bodies.clear()
 
 
 class _State:
@@ -202,7 +210,7 @@ class _Connection(asyncio.Protocol):
             self._done()
         elif method == "POST" and path.startswith("/endpoints/"):
             state.stats.in_flight += 1
-            state.stats.invoked(headers.get("x-amzn-sagemaker-target-variant"))
+            state.stats.invoked(headers.get("x-amzn-sagemaker-target-variant"), body)
             self._invoke(path, body, received)
         else:
             self._send(_response(404, b'{"message": "not found"}', "application/json"))
@@ -354,11 +362,16 @@ class LocalRuntimeServer:
     its figures do not drift with the number of requests in flight.
     """
 
-    def __init__(self, behaviour: Behaviour | None = None, port: int = 0, host: str = "127.0.0.1", *, slots: int | None = None) -> None:
-        """``slots``: InvokeEndpoint requests served at a time (others wait for a slot; default: no limit)."""
+    def __init__(
+        self, behaviour: Behaviour | None = None, port: int = 0, host: str = "127.0.0.1", *, slots: int | None = None, keep_bodies: bool = False
+    ) -> None:
+        """``slots``: InvokeEndpoint requests served at a time (others wait for a slot; default: no limit).
+        ``keep_bodies``: keep every invocation's request body (:meth:`bodies`)."""
         self._socket = socket.create_server((host, port), backlog=512, reuse_port=False)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._state = _State(behaviour or Behaviour(), slots)
+        if keep_bodies:
+            self._state.stats.bodies = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._ready = threading.Event()
         self._thread: threading.Thread | None = None
@@ -381,6 +394,13 @@ class LocalRuntimeServer:
     def stats(self) -> dict[str, Any]:
         """Requests served so far, by kind, and server-side duration percentiles."""
         return self._state.stats.snapshot()
+
+    def bodies(self) -> list[bytes]:
+        """The request bodies of the invocations so far, in arrival order (a server made with ``keep_bodies=True``)."""
+        with self._state.stats.lock:
+            if self._state.stats.bodies is None:
+                raise RuntimeError("this server keeps no request bodies: make it with keep_bodies=True")
+            return list(self._state.stats.bodies)
 
     def reset_stats(self) -> None:
         """Forget the requests served so far."""

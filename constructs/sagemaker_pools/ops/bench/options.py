@@ -66,6 +66,13 @@ class BenchOptions:
         http: how InvokeEndpoint is sent: ``"lean"`` (requests signed by botocore ahead of time,
             sent on keep-alive connections without boto3 in the loop) or ``"boto3"`` (a whole
             ``invoke_endpoint`` call each time). Streaming and proxied endpoints always use boto3.
+        turns / turns_stddev: conversations (closed loop only): each thread runs conversations
+            of about ``turns`` turns (normal with ``turns_stddev``, AIPerf's draw), each turn
+            carrying the history (:mod:`.conversation`); 1 and 0: one request a body, no history.
+        replay_offsets / replay_source / replay_skipped: ``--replay``: body ``i`` is sent
+            ``replay_offsets[i]`` seconds after the start (:mod:`.replay`), at most ``concurrency``
+            in flight; the run ends after the last one unless ``duration_s`` or ``requests`` ends
+            it first. ``replay_skipped``: captured records left out (no input or no time).
     """
 
     endpoint: str
@@ -90,6 +97,16 @@ class BenchOptions:
     processes: int = 1
     tokenizer: str | None = None
     http: str = "lean"
+    turns: int = 1
+    turns_stddev: float = 0.0
+    replay_offsets: tuple[float, ...] | None = None
+    replay_source: str | None = None
+    replay_skipped: int = 0
+
+    @property
+    def open_loop(self) -> bool:
+        """Requests leave on a schedule (``--rate`` or ``--replay``), not when an answer arrives."""
+        return self.rate is not None or self.replay_offsets is not None
 
     def validate(self) -> None:
         """Raise :class:`OpsError` (exit 2) for a run that cannot work."""
@@ -106,7 +123,7 @@ class BenchOptions:
             problems.append("--arrival must be uniform, poisson or gamma")
         if not self.burstiness > 0:
             problems.append("--burstiness must be > 0")
-        if self.duration_s is None and self.requests is None:
+        if self.duration_s is None and self.requests is None and self.replay_offsets is None:
             problems.append("give --duration or --requests")
         if self.duration_s is not None and not self.duration_s > 0:
             problems.append("--duration must be > 0")
@@ -120,6 +137,14 @@ class BenchOptions:
             problems.append("--retries must be >= 0")
         if not 1 <= self.processes <= self.concurrency:
             problems.append(f"--processes must be 1 to --concurrency ({self.concurrency})")
+        if self.turns < 1 or self.turns_stddev < 0:
+            problems.append(f"--turns {self.turns} / --turns-stddev {self.turns_stddev:g}: turns must be at least 1 and the stddev >= 0")
+        if self.replay_offsets is not None and len(self.replay_offsets) != len(self.bodies):
+            problems.append("--replay: one time per captured body")
+        if self.replay_offsets is not None and (self.rate is not None or self.turns > 1 or self.turns_stddev):
+            problems.append("--replay sends the captured requests at their pace: drop --rate and --turns")
+        if (self.turns > 1 or self.turns_stddev) and self.rate is not None:
+            problems.append("--turns runs conversations in a closed loop (each turn waits for the answer before it): drop --rate")
         if self.http not in HTTP_CLIENTS:
             problems.append("--http must be " + " or ".join(HTTP_CLIENTS))
         if problems:

@@ -113,7 +113,7 @@ def build_report(
         "endpoint": options.endpoint,
         "started_at": (started_at or dt.datetime.now(dt.timezone.utc)).isoformat(timespec="seconds"),
         "run": {
-            "mode": "open" if options.rate is not None else "closed",
+            "mode": "replay" if options.replay_offsets is not None else ("open" if options.rate is not None else "closed"),
             "operation": "InvokeEndpointWithResponseStream" if options.stream else "InvokeEndpoint",
             "http": result.http,
             "concurrency": options.concurrency,
@@ -144,7 +144,7 @@ def build_report(
         "ttft_ms": summarize([r.ttft for r in ok if r.ttft is not None], 1000) if options.stream else None,
         "itl_ms": summarize([g for r in ok for g in (r.gaps or [])], 1000) if options.stream else None,
         "tpot_ms": summarize(tpots, 1000) if options.stream else None,
-        "dispatch_lag_ms": summarize([r.lag for r in records if r.lag is not None], 1000) if options.rate is not None else None,
+        "dispatch_lag_ms": summarize([r.lag for r in records if r.lag is not None], 1000) if options.open_loop else None,
         "output": _output(options, ok, elapsed),
         "input": _input(options, records),
         "goodput": _goodput(ok, slos, elapsed) if slos else None,
@@ -165,6 +165,14 @@ def build_report(
         },
     }
     report["cost"] = _cost(price_per_hour, report) if price_per_hour is not None else None
+    if options.replay_offsets is not None:
+        offsets = options.replay_offsets
+        report["run"]["replay"] = {
+            "source": options.replay_source,
+            "captured_requests": len(offsets),
+            "skipped_records": options.replay_skipped,
+            "span_s": offsets[-1] if offsets else 0.0,
+        }
     return report
 
 
@@ -210,12 +218,19 @@ def _input(options: BenchOptions, records: Sequence[Any]) -> dict[str, Any]:
     chars = [prompt_chars(b) for b in options.bodies]
     sent = [r.body for r in records]
     prompt = [chars[i] for i in sent if chars[i] is not None]
-    return {
+    summary: dict[str, Any] = {
         "bodies": len(options.bodies),
         "selection": "sampled" if options.sample else "cycled",
-        "bytes": summarize([sizes[i] for i in sent]),
+        # a conversation's later turns carry their history: their size is what was sent
+        "bytes": summarize([r.in_bytes if r.in_bytes is not None else sizes[r.body] for r in records]),
         "prompt_chars": summarize([float(c) for c in prompt]) if prompt else None,
     }
+    if options.turns > 1 or options.turns_stddev:
+        by_turn: dict[int, int] = {}
+        for r in records:
+            by_turn[r.turn or 1] = by_turn.get(r.turn or 1, 0) + 1
+        summary["turns"] = {"mean": options.turns, "stddev": options.turns_stddev, "requests_by_turn": dict(sorted(by_turn.items()))}
+    return summary
 
 
 def _cost(price_per_hour: float, report: Mapping[str, Any]) -> dict[str, Any]:
@@ -232,7 +247,13 @@ def render_report(report: Mapping[str, Any]) -> str:
     """The report as a readable table."""
     run, req, out = report["run"], report["requests"], report["output"]
     arrival = run["arrival"] if run.get("burstiness") is None else f"gamma, burstiness {run['burstiness']:g}"
-    mode = f"open loop at {run['rate_per_s']:g}/s ({arrival}), at most {run['concurrency']} in flight" if run["mode"] == "open" else f"closed loop, concurrency {run['concurrency']}"
+    if run["mode"] == "open":
+        mode = f"open loop at {run['rate_per_s']:g}/s ({arrival}), at most {run['concurrency']} in flight"
+    elif run["mode"] == "replay":
+        replay = run["replay"]
+        mode = f"replay of {replay['captured_requests']:,} captured requests over {replay['span_s']:,.1f} s ({replay['source']}), at most {run['concurrency']} in flight"
+    else:
+        mode = f"closed loop, concurrency {run['concurrency']}"
     achieved = run["concurrency_achieved"]
     lines = [
         f"Endpoint {report['endpoint']}: {run['operation']}, {mode}, {run['processes']} worker process(es), seed {_seed(run['seed'])}"

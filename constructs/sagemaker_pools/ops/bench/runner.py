@@ -308,6 +308,8 @@ class _ProgressTracker:
             fractions.append(measured_s / options.duration_s)
         if options.requests is not None:
             fractions.append(done / options.requests)
+        if options.replay_offsets and options.duration_s is None:  # a replay lasts as long as its capture
+            fractions.append(measured_s / max(options.replay_offsets[-1] - options.warmup_s, 1e-9))
         fraction = min(1.0, max(fractions)) if fractions else 0.0
         eta = (self._start - now) + (options.duration_s or 0.0) if now < self._start else None
         if eta is None and fraction > 0:

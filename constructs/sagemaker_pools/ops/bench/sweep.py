@@ -1,8 +1,11 @@
-"""A capacity sweep: one closed loop per concurrency level, and the highest level whose SLOs hold.
+"""A capacity sweep: one closed loop per concurrency level (or one open loop per rate), and the
+highest level whose SLOs hold.
 
 ``max_concurrency`` is the highest level at which every ``--slo`` percentile is within its
 bound and the error rate within ``--max-error-rate``. It feeds
-:class:`sagemaker_pools.capacity.PoolCapacity` through a capacity file.
+:class:`sagemaker_pools.capacity.PoolCapacity` through a capacity file. A rate sweep
+(``--sweep-rate``) reports ``max_rate_per_s`` the same way: the highest offered rate the
+endpoint served within the SLOs (not a capacity-file figure: pools are sized by concurrency).
 """
 
 from __future__ import annotations
@@ -18,9 +21,12 @@ from .slo import Slo, evaluate
 if TYPE_CHECKING:
     from ...capacity import CapacityMeasurement
 
-__all__ = ["Sweep", "SWEEP_SCHEMA", "sweep_json", "render_sweep", "plot_sweep", "require_plot", "capacity_measurement"]
+__all__ = ["Sweep", "SWEEP_SCHEMA", "AXES", "sweep_json", "render_sweep", "plot_sweep", "require_plot", "capacity_measurement"]
 
 SWEEP_SCHEMA = "sagemaker-pools-bench-sweep/1"
+
+#: What a sweep varies -> the key of each level's value (``--sweep``: concurrency; ``--sweep-rate``: rate_per_s).
+AXES = {"concurrency": "concurrency", "rate": "rate_per_s"}
 
 
 @dataclasses.dataclass
@@ -30,21 +36,30 @@ class Sweep:
     slos: tuple[Slo, ...]
     max_error_rate: float
     levels: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    axis: str = "concurrency"
 
-    def add(self, concurrency: int, report: Mapping[str, Any]) -> dict[str, Any]:
-        """Record one level's report; returns ``{"concurrency", "holds", "checks", "report"}``."""
+    def add(self, value: float, report: Mapping[str, Any]) -> dict[str, Any]:
+        """Record one level's report; returns ``{AXIS, "holds", "checks", "report"}`` (AXIS: :data:`AXES`)."""
         verdict = evaluate(report, self.slos, self.max_error_rate)
-        level = {"concurrency": concurrency, **verdict, "report": dict(report)}
+        level = {AXES[self.axis]: value, **verdict, "report": dict(report)}
         self.levels.append(level)
         return level
 
-    @property
-    def max_concurrency(self) -> int | None:
-        """The highest level whose SLOs all held (None when none did, or no SLO was given)."""
+    def _best(self) -> Any:
         if not self.slos:
             return None
-        held = [level["concurrency"] for level in self.levels if level["holds"]]
+        held = [level[AXES[self.axis]] for level in self.levels if level["holds"]]
         return max(held) if held else None
+
+    @property
+    def max_concurrency(self) -> int | None:
+        """The highest concurrency level whose SLOs all held (None when none did, no SLO was given, or a rate sweep)."""
+        return self._best() if self.axis == "concurrency" else None
+
+    @property
+    def max_rate(self) -> float | None:
+        """A rate sweep: the highest rate whose SLOs all held (None otherwise)."""
+        return self._best() if self.axis == "rate" else None
 
 
 def sweep_json(sweep: Sweep, *, endpoint: str, instance_type: str | None, interrupted: bool) -> dict[str, Any]:
@@ -53,7 +68,9 @@ def sweep_json(sweep: Sweep, *, endpoint: str, instance_type: str | None, interr
         "schema": SWEEP_SCHEMA,
         "endpoint": endpoint,
         "instance_type": instance_type,
+        "axis": sweep.axis,
         "max_concurrency": sweep.max_concurrency,
+        "max_rate_per_s": sweep.max_rate,
         "slos": [s.to_json() for s in sweep.slos],
         "max_error_rate": sweep.max_error_rate,
         "interrupted": interrupted,
@@ -61,12 +78,16 @@ def sweep_json(sweep: Sweep, *, endpoint: str, instance_type: str | None, interr
     }
 
 
-def _row(level: Mapping[str, Any], slos: Sequence[Mapping[str, Any]]) -> list[Any]:
+def _axis(document: Mapping[str, Any]) -> str:
+    return str(document.get("axis", "concurrency"))  # sweeps written before rate sweeps have no axis
+
+
+def _row(level: Mapping[str, Any], slos: Sequence[Mapping[str, Any]], axis: str) -> list[Any]:
     report = level["report"]
     latency = report["latency_ms"]
     goodput = (report.get("goodput") or {}).get("requests_per_s")
     row: list[Any] = [
-        level["concurrency"],
+        fmt_number(level[AXES[axis]], 1) if axis == "rate" else level[AXES[axis]],
         fmt_number(report["run"]["concurrency_achieved"]["mean"], 1),
         fmt_number(report["requests_per_s"], 1),
         fmt_number(goodput, 1) if slos else "-",
@@ -85,8 +106,9 @@ def render_sweep(document: Mapping[str, Any]) -> str:
     """One row per level: rate, goodput, percentiles, error rate, whether the SLOs held."""
     levels = document["levels"]
     slos = document["slos"]
+    axis = _axis(document)
     first = levels[0]["report"] if levels else {}
-    header = ["concurrency", "in flight", "requests/s", "goodput/s", "p50 ms", "p90 ms", "p99 ms"]
+    header = ["concurrency" if axis == "concurrency" else "rate/s", "in flight", "requests/s", "goodput/s", "p50 ms", "p90 ms", "p99 ms"]
     if first.get("ttft_ms"):
         header.append("TTFT p99 ms")
     if first.get("tpot_ms"):
@@ -95,17 +117,18 @@ def render_sweep(document: Mapping[str, Any]) -> str:
     run = first.get("run", {})
     lines = [
         f"Sweep of {document['endpoint']}" + (f" ({document['instance_type']})" if document["instance_type"] else "")
-        + f": closed loop, {run.get('duration_s')} s per level after {run.get('warmup_s')} s warm-up, seed {run.get('seed')}"
+        + f": {'closed loop' if axis == 'concurrency' else 'open loop, at most ' + str(run.get('concurrency')) + ' in flight'}, {run.get('duration_s')} s per level after {run.get('warmup_s')} s warm-up, seed {run.get('seed')}"
         + (" (interrupted)" if document["interrupted"] else ""),
-        render_table(header, [_row(level, slos) for level in levels], indent="  "),
+        render_table(header, [_row(level, slos, axis) for level in levels], indent="  "),
     ]
+    name = "max_concurrency" if axis == "concurrency" else "max_rate_per_s"
     if slos:
         bounds = ", ".join(f"{s['name']} <= {fmt_number(s['bound_ms'])} ms" for s in slos)
         lines.append(f"  SLOs: {bounds}, errors <= {document['max_error_rate'] * 100:g} %")
-        best = document["max_concurrency"]
-        lines.append(f"  max_concurrency: {best}" if best is not None else "  max_concurrency: none (no level met every SLO)")
+        best = document.get(name)
+        lines.append(f"  {name}: {best:g}" if best is not None else f"  {name}: none (no level met every SLO)")
     else:
-        lines.append("  no --slo given: no max_concurrency")
+        lines.append(f"  no --slo given: no {name}")
     return "\n".join(lines)
 
 
@@ -119,7 +142,9 @@ def plot_sweep(document: Mapping[str, Any], path: str) -> None:
     plt = pyplot("bench-plot")
 
     levels = document["levels"]
-    xs = [level["concurrency"] for level in levels]
+    axis = _axis(document)
+    label = "concurrency" if axis == "concurrency" else "offered rate (requests/s)"
+    xs = [level[AXES[axis]] for level in levels]
     figure, (latency_axes, rate_axes) = plt.subplots(1, 2, figsize=(11, 4.2))
     for stat in ("p50", "p90", "p99"):
         latency_axes.plot(xs, [level["report"]["latency_ms"][stat] for level in levels], marker="o", label=f"latency {stat}")
@@ -128,20 +153,21 @@ def plot_sweep(document: Mapping[str, Any], path: str) -> None:
     for slo in document["slos"]:
         if slo["metric"] == "latency":
             latency_axes.axhline(slo["bound_ms"], linestyle="--", color="grey", label=f"SLO {slo['name']}")
-    latency_axes.set(xlabel="concurrency", ylabel="ms", title="latency", xscale="log")
+    latency_axes.set(xlabel=label, ylabel="ms", title="latency", xscale="log")
     latency_axes.set_ylim(bottom=0)
     latency_axes.legend()
     rate_axes.plot(xs, [level["report"]["requests_per_s"] for level in levels], marker="o", label="requests/s")
     if document["slos"]:
         rate_axes.plot(xs, [(level["report"].get("goodput") or {}).get("requests_per_s") for level in levels], marker="o", label="goodput/s")
-    best = document["max_concurrency"]
+    name = "max_concurrency" if axis == "concurrency" else "max_rate_per_s"
+    best = document.get(name)
     if best is not None:
-        rate_axes.axvline(best, linestyle="--", color="grey", label=f"max_concurrency {best}")
-    rate_axes.set(xlabel="concurrency", ylabel="requests/s", title="throughput", xscale="log")
+        rate_axes.axvline(best, linestyle="--", color="grey", label=f"{name} {best:g}")
+    rate_axes.set(xlabel=label, ylabel="requests/s", title="throughput", xscale="log")
     rate_axes.legend()
     for axes in (latency_axes, rate_axes):
         axes.minorticks_off()
-        axes.set_xticks(xs, [str(x) for x in xs])
+        axes.set_xticks(xs, [f"{x:g}" for x in xs])
         axes.grid(True, alpha=0.3)
     figure.suptitle(f"{document['endpoint']}" + (f" ({document['instance_type']})" if document["instance_type"] else ""))
     figure.tight_layout()

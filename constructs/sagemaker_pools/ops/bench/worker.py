@@ -30,9 +30,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from .bodies import normal_tokens
+from .conversation import follow_up
 from .invoke import Invoker, Record, make_client
 from .options import BenchOptions, Connection
 from .stats import PROGRESS_BUCKETS, progress_bucket
+from .tokens import response_text, stream_text
 
 __all__ = ["WorkerPlan", "Shared", "worker_main", "Schedule", "RAMP_UP_S", "IGNORED_SIGNALS"]
 
@@ -102,6 +105,11 @@ class Schedule:
                 return False
             self.tickets.value += 1
             return True
+
+    def next_replayed(self) -> int:
+        """``--replay``: the next captured request of this worker (thread-safe; ascending, so are their times)."""
+        with self._lock:
+            return next(self._k) * self._workers + self._index
 
     def next_slot(self) -> float:
         """Open loop: the next scheduled start time of this worker (thread-safe)."""
@@ -175,9 +183,50 @@ def _closed_loop(invoker: Invoker, schedule: Schedule, bodies: _Bodies, sink: _S
             sink.add(record)
 
 
-def _open_loop(invoker: Invoker, schedule: Schedule, bodies: _Bodies, sink: _Sink, stop: Any, offset: float) -> None:
+def _conversations(invoker: Invoker, schedule: Schedule, bodies: _Bodies, sink: _Sink, stop: Any, offset: float) -> None:
+    """A closed loop of conversations: each turn is sent once the previous one was answered, with its history."""
+    options = invoker.options
+    rng = random.Random(f"turns-{options.seed}-{offset}")
+    _sleep_until(schedule.warm_start + offset)
     while not stop.is_set():
-        slot = schedule.next_slot()
+        turns = normal_tokens(rng, options.turns, options.turns_stddev)
+        previous: bytes | None = None
+        answer = ""
+        for turn in range(1, turns + 1):
+            now = time.perf_counter()
+            if stop.is_set() or now >= schedule.end:
+                return
+            measured = now >= schedule.start
+            if measured and not schedule.take_ticket():
+                return
+            index = bodies.next()
+            built = None if previous is None else follow_up(previous, answer, options.bodies[index])
+            record = invoker.call(index, built)
+            record.turn = turn
+            response = record.response
+            if not invoker.keep_responses:
+                record.response = None  # read once for the next turn, not kept
+            if measured:
+                sink.add(record)
+            if not record.ok or response is None:
+                break  # a conversation whose turn failed has no answer to go on with
+            answer = stream_text([response]) if options.stream else response_text(response)
+            previous = built if built is not None else options.bodies[index]
+
+
+def _open_loop(invoker: Invoker, schedule: Schedule, bodies: _Bodies, sink: _Sink, stop: Any, offset: float) -> None:
+    """Requests leave on a schedule: ``--rate``'s arrivals, or ``--replay``'s captured times
+    (captured request ``k`` at ``offsets[k]`` after the start; this worker takes every W-th ``k``)."""
+    replayed = invoker.options.replay_offsets
+    while not stop.is_set():
+        k = None
+        if replayed is None:
+            slot = schedule.next_slot()
+        else:
+            k = schedule.next_replayed()
+            if k >= len(replayed):
+                return
+            slot = schedule.warm_start + replayed[k]
         if slot >= schedule.end:
             return
         measured = slot >= schedule.start
@@ -185,7 +234,7 @@ def _open_loop(invoker: Invoker, schedule: Schedule, bodies: _Bodies, sink: _Sin
             return
         _sleep_until(slot)
         lag = time.perf_counter() - slot
-        record = invoker.call(bodies.next())
+        record = invoker.call(bodies.next() if k is None else k)
         record.lag = lag
         if measured:
             sink.add(record)
@@ -197,7 +246,11 @@ def run_threads(plan: WorkerPlan, shared: Shared, invoker: Invoker) -> list[Reco
     bodies = _Bodies(plan)
     sink = _Sink(shared.counters, shared.buckets, plan.index)
     options = plan.options
-    loop: Callable[..., None] = _open_loop if options.rate is not None else _closed_loop
+    loop: Callable[..., None]
+    if options.open_loop:
+        loop = _open_loop
+    else:
+        loop = _conversations if options.turns > 1 or options.turns_stddev else _closed_loop
     # Closed loop: ramp up, one thread after another over the first second of the warm-up, so
     # that the threads do not move in lockstep (all sending, then all parsing, at once).
     ramp = min(options.warmup_s, RAMP_UP_S)

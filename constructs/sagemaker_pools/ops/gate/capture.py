@@ -1,4 +1,4 @@
-"""Data capture files of two variants, read and paired request by request.
+"""Data capture files, read (for ``gate --from-capture`` and ``bench --replay``), and two variants' paired request by request.
 
 An endpoint with ``DataCaptureConfig`` writes JSON Lines under
 ``DESTINATION/ENDPOINT/VARIANT/yyyy/mm/dd/hh/*.jsonl``, one object per captured request::
@@ -34,18 +34,24 @@ from ..bench.tokens import response_text
 from ..errors import EXIT_USAGE, OpsError
 from .compare import Answer, Pair
 
-__all__ = ["Captured", "read_capture", "pair_captures", "capture_location"]
+__all__ = ["Captured", "read_capture", "read_capture_files", "pair_captures", "capture_location"]
 
 
 @dataclasses.dataclass(frozen=True)
 class Captured:
-    """One captured request: its ids, input and output bytes (None when not captured), and where it was read."""
+    """One captured request: its ids, input and output bytes (None when not captured), and where it was read.
+
+    ``inference_time`` is ``eventMetadata.inferenceTime`` as written (ISO 8601 UTC), and
+    ``content_type`` the input's ``observedContentType`` (each None when absent).
+    """
 
     inference_id: str | None
     event_id: str | None
     input: bytes | None
     output: bytes | None
     where: str
+    inference_time: str | None = None
+    content_type: str | None = None
 
 
 def capture_location(source: str, endpoint: str, variant: str) -> str:
@@ -82,20 +88,28 @@ def _records(text: str, where: str) -> Iterator[Captured]:
         if not isinstance(metadata, dict):
             metadata = {}
         data = record["captureData"]
+        endpoint_input = data.get("endpointInput")
+        content_type = endpoint_input.get("observedContentType") if isinstance(endpoint_input, dict) else None
         yield Captured(
             inference_id=metadata.get("inferenceId") or None,
             event_id=metadata.get("eventId") or None,
-            input=_data(data.get("endpointInput"), here),
+            input=_data(endpoint_input, here),
             output=_data(data.get("endpointOutput"), here),
             where=here,
+            inference_time=metadata.get("inferenceTime") if isinstance(metadata.get("inferenceTime"), str) else None,
+            content_type=content_type if isinstance(content_type, str) else None,
         )
 
 
-def _local_files(location: str) -> Iterator[tuple[str, str]]:
+def _local_files(location: str, flag: str, expected: str) -> Iterator[tuple[str, str]]:
     folder = Path(location)
-    if not folder.is_dir():
-        raise OpsError(f"--from-capture: no folder {location} (expected SOURCE/ENDPOINT/VARIANT/yyyy/mm/dd/hh/*.jsonl)", EXIT_USAGE)
-    for path in sorted(folder.rglob("*.jsonl")):
+    if folder.is_file():
+        paths = [folder]
+    elif folder.is_dir():
+        paths = sorted(folder.rglob("*.jsonl"))
+    else:
+        raise OpsError(f"{flag}: no folder or file {location} (expected {expected})", EXIT_USAGE)
+    for path in paths:
         try:
             yield str(path), path.read_text()
         except (OSError, UnicodeDecodeError) as exc:
@@ -115,14 +129,25 @@ def _s3_files(location: str, s3: Any) -> Iterator[tuple[str, str]]:
             raise OpsError(f"s3://{bucket}/{key} is not UTF-8 text: not a SageMaker data capture file") from None
 
 
+def read_capture_files(location: str, *, s3: Callable[[], Any], flag: str, expected: str = "*.jsonl capture files") -> list[Captured]:
+    """Every record of the capture files at ``location``: an ``s3://bucket/prefix``, a folder
+    (its ``*.jsonl`` at any depth, in name order) or one file; ``flag`` names the option in errors.
+
+    ``s3`` makes the S3 client (only called for an ``s3://`` location).
+    """
+    files = _s3_files(location, s3()) if location.startswith("s3://") else _local_files(location, flag, expected)
+    return [record for where, text in files for record in _records(text, where)]
+
+
 def read_capture(source: str, endpoint: str, variant: str, *, s3: Callable[[], Any]) -> list[Captured]:
     """Every record captured for ``endpoint``/``variant`` under ``source`` (``s3://bucket/prefix`` or a folder).
 
     ``s3`` makes the S3 client (only called for an ``s3://`` source).
     """
     location = capture_location(source, endpoint, variant)
-    files = _s3_files(location, s3()) if source.startswith("s3://") else _local_files(location)
-    records = [record for where, text in files for record in _records(text, where)]
+    if not source.startswith("s3://") and not Path(location).is_dir():
+        raise OpsError(f"--from-capture: no folder {location} (expected SOURCE/ENDPOINT/VARIANT/yyyy/mm/dd/hh/*.jsonl)", EXIT_USAGE)
+    records = read_capture_files(location, s3=s3, flag="--from-capture")
     if not records:
         raise OpsError(f"--from-capture: no captured records under {location} (is data capture on for {endpoint}/{variant}?)")
     return records
