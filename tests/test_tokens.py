@@ -933,10 +933,18 @@ REFUSES += [
             ("arrival_smoothness", {"request_rate": 2.0, "arrival": "gamma"}),
             ("request_count", {}),
             ("seed", {}),
+            ("prefix_pool_size", {"prefix_length": 512}),
+            ("prefix_length", {"prefix_pool_size": 4}),
+            ("turns_mean", {}),
+            ("turns_stddev", {"turns_mean": 3}),
         )
     ],
     Refuses(
         "BenchmarkWorkload.arrival", "String", lambda s, v: _workload(s, request_rate=2.0, arrival=v), "BenchmarkWorkload.arrival",
+    ),
+    Refuses(
+        "BenchmarkWorkload.sequence_distribution", "String",
+        lambda s, v: _workload(s, sequence_distribution=v), "BenchmarkWorkload.sequence_distribution",
     ),
     *[
         Refuses(f"BenchmarkWorkload.{key}", "Duration", lambda s, v, key=key, base=base: _workload(s, **base, **{key: Duration.seconds(v)}), f"BenchmarkWorkload.{key}")
