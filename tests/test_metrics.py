@@ -5,12 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from aws_cdk import Duration
+from aws_cdk import CfnParameter, Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 
 from sagemaker_pools import InstancePool, MetricSource, PoolConfigError, PooledEndpoint, sagemaker_metric
 from sagemaker_pools.metrics import (
     InstanceCountSource,
+    UtilizationStrategy,
+    weighted_utilization,
+    weighted_utilization_query,
     variant_instances_query,
     SAGEMAKER_METRICS,
     instance_count_metric,
@@ -343,3 +346,64 @@ def test_instance_samples_count_the_instances_that_report_cpu() -> None:
         "CPUUtilizationNormalized",
         {"InferenceComponentName": "llm-ic"},
     )
+
+
+def test_a_bad_count_source_is_named_with_the_allowed_ones() -> None:
+    for call, field in (
+        (lambda: instance_count_stat(VARIANT, count_source="samples"), "count_source"),  # type: ignore[arg-type]
+        (lambda: weighted_utilization_query(VARIANT, [InstancePool(instance_type=G6, max_concurrency=4)], count_source="samples", field="F"), "F.count_source"),  # type: ignore[arg-type]
+    ):
+        with pytest.raises(PoolConfigError) as error:
+            call()
+        assert error.value.field == field and error.value.value == "samples"
+        assert error.value.allowed == "an InstanceCountSource (CPU_SAMPLES, INSTANCE_COUNT_METRIC)"
+
+
+def test_the_instance_count_metric_keeps_its_type_statistic_and_period() -> None:
+    explicit = InstanceCountSource.INSTANCE_COUNT_METRIC
+    per_type = instance_count_metric(VARIANT, instance_type=G6, count_source=explicit, period=Duration.minutes(5))
+    assert (per_type.metric_name, per_type.dimensions, per_type.statistic, per_type.period.to_seconds()) == (
+        "InstanceCount", {"EndpointName": "llm", "VariantName": "AllTraffic", "InstanceType": G6}, "Average", 300
+    )
+    samples = instance_count_metric(VARIANT, instance_type=G6)
+    assert (samples.statistic, samples.period.to_seconds()) == ("SampleCount", 60)
+    # An inference component counts copies whichever source is asked for.
+    copies = instance_count_metric(COMPONENT, instance_type=G6, count_source=explicit)
+    assert (copies.metric_name, copies.statistic) == ("CPUUtilizationNormalized", "SampleCount")
+
+
+def test_the_variants_instances_keep_their_period_and_label() -> None:
+    query = variant_instances_query(VARIANT, period=300, label="fleet")
+    assert (query.period, query.label) == (300, "fleet")
+    assert variant_instances_query(VARIANT).label == "instances" and variant_instances_query(VARIANT).period == 60
+
+
+def test_weighted_utilization_passes_the_count_source_period_and_field_on() -> None:
+    pools = [InstancePool(instance_type=G6E, max_concurrency=32), InstancePool(instance_type=G6, max_concurrency=16)]
+    weighted = weighted_utilization(VARIANT, pools, strategy=UtilizationStrategy.INSTANCE_WEIGHTED,
+                                    count_source=InstanceCountSource.INSTANCE_COUNT_METRIC, period=Duration.minutes(5))
+    assert weighted.period.to_seconds() == 300
+    stats = flatten(from_cloudwatch(weighted)).stats.values()
+    assert {(s.metric_name, s.statistic, s.period) for s in stats} == {("ConcurrentRequestsPerModel", "Maximum", 300), ("InstanceCount", "Average", 300)}
+    with pytest.raises(PoolConfigError) as error:
+        weighted_utilization(VARIANT, [InstancePool(instance_type=G6)], field="Mine")
+    assert error.value.field == "Mine.pools[0].max_concurrency"
+
+
+def test_a_constant_in_metric_math_text() -> None:
+    from sagemaker_pools.metrics import _number
+
+    assert (_number(32), _number(2.5), _number(0.125), _number(1 / 3)) == ("32", "2.5", "0.125", "0.333333333")
+    stack = new_stack()
+    token = CfnParameter(stack, "Max", type="Number").value_as_number
+    assert _number(token).startswith("${Token[")
+
+
+def test_a_metric_period_must_be_concrete_and_is_kept() -> None:
+    metric = sagemaker_metric("ModelLatency", VARIANT, period=Duration.minutes(5))
+    assert metric.period.to_seconds() == 300
+    stack = new_stack()
+    seconds = CfnParameter(stack, "Seconds", type="Number").value_as_number
+    with pytest.raises(PoolConfigError) as error:
+        sagemaker_metric("ModelLatency", VARIANT, period=Duration.seconds(seconds))
+    assert error.value.field == "metric.period" and "CloudWatch takes a metric's period" in error.value.allowed

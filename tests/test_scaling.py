@@ -699,3 +699,32 @@ def test_a_pool_without_max_concurrency_is_named_by_the_endpoint() -> None:
     with pytest.raises(PoolConfigError) as error:
         scaling.scale_on_weighted_utilization()
     assert error.value.field == "PooledEndpoint.pools[1].max_concurrency"
+
+
+def test_each_target_tracking_policy_records_its_signal_and_target() -> None:
+    """What PoolAlarms reads to tell a fleet short of capacity: every policy's own query and target."""
+    stack = new_stack()
+    endpoint = _endpoint(stack, endpoint_name="llm")
+    scaling = endpoint.auto_scale(max_capacity=6)
+    scaling.scale_on_weighted_utilization(target=0.6)
+    scaling.scale_on_invocations_per_instance(target=500)
+    scaling.scale_on_concurrency(target=12)
+    scaling.scale_to_track_metric("Gpu", target_value=70, metric=endpoint.metric_gpu_utilization(statistic="Average"))
+    scaling.scale_to_track_predefined("Other", target_value=1, predefined_metric_type="SageMakerVariantProvisionedConcurrencyUtilization")
+    signals = {s.policy_id: s for s in scaling.tracked_signals}
+    assert list(signals) == ["WeightedUtilization", "InvocationsPerInstance", "ConcurrentRequests", "Gpu"]  # an unknown predefined type: none
+    assert [s.target for s in scaling.tracked_signals] == [0.6, 500, 12, 70]
+    weighted = signals["WeightedUtilization"].query
+    assert isinstance(weighted, Math) and weighted.expression == "MAX([u1, u2, u3])"
+    dims = (("EndpointName", "llm"), ("VariantName", "AllTraffic"))
+    assert signals["InvocationsPerInstance"].query == Stat("AWS/SageMaker", "InvocationsPerInstance", dims, "Sum", 60)
+    assert signals["ConcurrentRequests"].query == Stat("AWS/SageMaker", "ConcurrentRequestsPerModel", dims, "Maximum", 60)
+    gpu = signals["Gpu"].query
+    assert isinstance(gpu, Stat) and (gpu.namespace, gpu.metric_name, gpu.statistic) == ("/aws/sagemaker/Endpoints", "GPUUtilization", "Average")
+    # A metric that is not a CloudWatch metric names the policy's field.
+    with pytest.raises(PoolConfigError) as error:
+        scaling.scale_to_track_metric("Bad", target_value=1, metric="GPUUtilization")  # type: ignore[arg-type]
+    assert error.value.field.startswith("PooledEndpoint.auto_scale.Bad.metric")
+    with pytest.raises(PoolConfigError) as error:
+        scaling.scale_to_track_metric("Zero", target_value=0, metric=endpoint.metric_gpu_utilization())
+    assert error.value.field == "PooledEndpoint.auto_scale.Zero.target_value"

@@ -360,6 +360,8 @@ class ScalableCapacity(Construct):
         """
         field = f"{self._field}.{id}"
         _check_target(target_value, f"{field}.target_value")
+        if not isinstance(metric, (Stat, Math)) and not hasattr(type(metric), "to_metric_config"):
+            raise PoolConfigError(f"{field}.metric", metric, "an aws_cloudwatch Metric or MathExpression (or a sagemaker_pools query)")
         query = metric if isinstance(metric, (Stat, Math)) else from_cloudwatch(metric, f"{field}.metric")
         queries = metric_data_queries(query, f"{field}.metric")
         policy = self._target_tracking(
