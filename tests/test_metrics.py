@@ -381,10 +381,10 @@ def test_the_variants_instances_keep_their_period_and_label() -> None:
 def test_weighted_utilization_passes_the_count_source_period_and_field_on() -> None:
     pools = [InstancePool(instance_type=G6E, max_concurrency=32), InstancePool(instance_type=G6, max_concurrency=16)]
     weighted = weighted_utilization(VARIANT, pools, strategy=UtilizationStrategy.INSTANCE_WEIGHTED,
-                                    count_source=InstanceCountSource.INSTANCE_COUNT_METRIC, period=Duration.minutes(5))
-    assert weighted.period.to_seconds() == 300
+                                    count_source=InstanceCountSource.INSTANCE_COUNT_METRIC, period=Duration.minutes(2))
+    assert weighted.period.to_seconds() == 120
     stats = flatten(from_cloudwatch(weighted)).stats.values()
-    assert {(s.metric_name, s.statistic, s.period) for s in stats} == {("ConcurrentRequestsPerModel", "Maximum", 300), ("InstanceCount", "Average", 300)}
+    assert {(s.metric_name, s.statistic, s.period) for s in stats} == {("ConcurrentRequestsPerModel", "Maximum", 120), ("InstanceCount", "Average", 120)}
     with pytest.raises(PoolConfigError) as error:
         weighted_utilization(VARIANT, [InstancePool(instance_type=G6)], field="Mine")
     assert error.value.field == "Mine.pools[0].max_concurrency"
@@ -407,3 +407,14 @@ def test_a_metric_period_must_be_concrete_and_is_kept() -> None:
     with pytest.raises(PoolConfigError) as error:
         sagemaker_metric("ModelLatency", VARIANT, period=Duration.seconds(seconds))
     assert error.value.field == "metric.period" and "CloudWatch takes a metric's period" in error.value.allowed
+
+
+def test_a_parameter_instance_type_is_added_unchecked_and_a_literal_is_checked() -> None:
+    stack = new_stack()
+    instance_type = CfnParameter(stack, "Type").value_as_string
+    assert dict(sagemaker_stat("ModelLatency", VARIANT, instance_type=instance_type).dimensions)["InstanceType"] == instance_type
+    with pytest.raises(PoolConfigError) as error:
+        sagemaker_stat("ModelLatency", VARIANT, instance_type="g6.48xlarge")
+    assert error.value.field == "metric.instance_type"
+    metric = sagemaker_metric("ModelLatency", VARIANT, period=Duration.minutes(2))
+    assert (metric.period.to_seconds(), metric.namespace) == (120, "AWS/SageMaker")

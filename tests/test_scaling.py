@@ -724,7 +724,16 @@ def test_each_target_tracking_policy_records_its_signal_and_target() -> None:
     # A metric that is not a CloudWatch metric names the policy's field.
     with pytest.raises(PoolConfigError) as error:
         scaling.scale_to_track_metric("Bad", target_value=1, metric="GPUUtilization")  # type: ignore[arg-type]
-    assert error.value.field.startswith("PooledEndpoint.auto_scale.Bad.metric")
+    assert (error.value.field, error.value.value) == ("PooledEndpoint.auto_scale.Bad.metric", "GPUUtilization")
+    assert error.value.allowed == "an aws_cloudwatch Metric or MathExpression (or a sagemaker_pools query)"
+    # A metric from another account is refused under the policy's own field.
+    with pytest.raises(PoolConfigError) as error:
+        scaling.scale_to_track_metric("Far", target_value=1, metric=endpoint.metric_gpu_utilization(account="210987654321"))
+    assert error.value.field.startswith("PooledEndpoint.auto_scale.Far.metric")
+    # A target from a parameter is left to deploy time, and recorded as given.
+    target = CfnParameter(stack, "Target", type="Number", default=70).value_as_number
+    scaling.scale_to_track_metric("Tokened", target_value=target, metric=endpoint.metric_gpu_utilization())
+    assert scaling.tracked_signals[-1].target == target
     with pytest.raises(PoolConfigError) as error:
         scaling.scale_to_track_metric("Zero", target_value=0, metric=endpoint.metric_gpu_utilization())
     assert error.value.field == "PooledEndpoint.auto_scale.Zero.target_value"
