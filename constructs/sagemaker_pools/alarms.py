@@ -55,6 +55,7 @@ from .metrics import (
     DEFAULT_UTILIZATION_STRATEGY,
     InstanceCountSource,
     MetricSource,
+    check_count_source,
     instance_count_stat,
     sagemaker_stat,
     variant_instances_query,
@@ -158,8 +159,7 @@ class PoolAlarms(Construct):
             isinstance(error_rate_percent, bool) or not isinstance(error_rate_percent, numbers.Real) or not 0 < error_rate_percent <= 100
         ):
             raise PoolConfigError(f"{field}.error_rate_percent", error_rate_percent, "a percentage in (0, 100]")
-        if not isinstance(count_source, InstanceCountSource):
-            raise PoolConfigError(f"{field}.count_source", count_source, f"an InstanceCountSource ({', '.join(s.name for s in InstanceCountSource)})")
+        check_count_source(count_source, f"{field}.count_source")
         fallback_periods = _periods(fallback_for, f"{field}.fallback_for") if fallback_for is not None else None
         scaling = endpoint.auto_scaling
         if max_capacity is None and scaling is not None:

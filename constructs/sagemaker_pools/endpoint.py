@@ -36,7 +36,7 @@ from .data_capture import DataCapture
 from .deployment import DeploymentPolicy
 from .errors import PoolConfigError
 from .inference_component import ComponentDeploymentPolicy, ComponentSpec, InferenceComponent, InstanceScaling
-from .instance_types import has_instance_storage
+from .instance_types import has_instance_storage, is_inf1
 from .metrics import (
     DEFAULT_INSTANCE_COUNT_SOURCE,
     DEFAULT_UTILIZATION_STRATEGY,
@@ -865,16 +865,21 @@ class PooledEndpoint(EndpointBase):
         return scaling
 
 
-def _check_guardrails(pools: Sequence[InstancePool], deployment: DeploymentPolicy) -> None:
-    """Deployment guardrails exclude Inf1: such an endpoint ignores the policy (docs/aws-readings.md)."""
+def _refuse_inf1_pools(pools: Sequence[InstancePool], given_with: str, allowed: str) -> None:
+    """Refuse the first Inf1 pool: what SageMaker excludes for endpoints that use Inf1 (docs/aws-readings.md)."""
     for index, pool in enumerate(pools):
-        if not is_unresolved(pool.instance_type) and pool.instance_type.startswith("ml.inf1."):
-            raise PoolConfigError(
-                f"PooledEndpoint.pools[{index}].instance_type",
-                f"{pool.instance_type} with deployment={deployment._kind()}",
-                "no Inf1 type with a deployment policy: SageMaker's deployment guardrails exclude endpoints that use Inf1 "
-                "instances (they deploy all at once, without baking or rollback alarms); drop the deployment policy or the Inf1 pool",
-            )
+        if is_inf1(pool.instance_type):
+            raise PoolConfigError(f"PooledEndpoint.pools[{index}].instance_type", f"{pool.instance_type} with {given_with}", allowed)
+
+
+def _check_guardrails(pools: Sequence[InstancePool], deployment: DeploymentPolicy) -> None:
+    """Deployment guardrails exclude Inf1: such an endpoint ignores the policy."""
+    _refuse_inf1_pools(
+        pools,
+        f"deployment={deployment._kind()}",
+        "no Inf1 type with a deployment policy: SageMaker's deployment guardrails exclude endpoints that use Inf1 "
+        "instances (they deploy all at once, without baking or rollback alarms); drop the deployment policy or the Inf1 pool",
+    )
 
 
 def _check_component_props(
@@ -976,13 +981,7 @@ def _check_capture_and_shadow(
             "a blue/green policy (all_at_once, canary, linear) or none: rolling deployments exclude multi-variant endpoints, "
             "and a shadow makes two variants",
         )
-    for index, pool in enumerate(pools):
-        if not is_unresolved(pool.instance_type) and pool.instance_type.startswith("ml.inf1."):
-            raise PoolConfigError(
-                f"PooledEndpoint.pools[{index}].instance_type",
-                f"{pool.instance_type} with a shadow",
-                "a type other than Inf1: SageMaker's shadow testing excludes endpoints that use Inf1 instances",
-            )
+    _refuse_inf1_pools(pools, "a shadow", "a type other than Inf1: SageMaker's shadow testing excludes endpoints that use Inf1 instances")
 
 
 @jsii.implements(IStableNumberProducer)

@@ -21,6 +21,7 @@ __all__ = [
     "check_instance_type",
     "closest_instance_types",
     "has_instance_storage",
+    "is_inf1",
 ]
 
 
@@ -103,3 +104,9 @@ def has_instance_storage(instance_type: str) -> bool | None:
     if family in _EBS_ONLY_FAMILIES:
         return False
     return None
+
+
+def is_inf1(instance_type: str) -> bool:
+    """True for an Inf1 (first-generation Inferentia) type, which SageMaker's deployment guardrails
+    and shadow testing exclude; False for a token (known only at deploy time)."""
+    return not is_unresolved(instance_type) and instance_type.startswith("ml.inf1.")

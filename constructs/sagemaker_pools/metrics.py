@@ -38,6 +38,7 @@ __all__ = [
     "InstanceCountSource",
     "DEFAULT_INSTANCE_COUNT_SOURCE",
     "variant_instances_query",
+    "check_count_source",
     "sagemaker_metric",
     "sagemaker_stat",
     "instance_count_metric",
@@ -322,7 +323,8 @@ class InstanceCountSource(enum.Enum):
 DEFAULT_INSTANCE_COUNT_SOURCE = InstanceCountSource.CPU_SAMPLES
 
 
-def _check_count_source(count_source: object, field: str = "count_source") -> None:
+def check_count_source(count_source: object, field: str = "count_source") -> None:
+    """Refuse anything but an :class:`InstanceCountSource`, naming ``field`` and the allowed ones."""
     if not isinstance(count_source, InstanceCountSource):
         raise PoolConfigError(field, count_source, f"an InstanceCountSource ({', '.join(s.name for s in InstanceCountSource)})")
 
@@ -346,7 +348,7 @@ def instance_count_stat(
     ``docs/aws-readings.md``.
     """
     label = f"instances {instance_type or ''}".strip()
-    _check_count_source(count_source)
+    check_count_source(count_source)
     if source.kind == "inference-component" or count_source is InstanceCountSource.CPU_SAMPLES:
         return sagemaker_stat(source.presence_metric, source, instance_type=instance_type, statistic="SampleCount", period=period, label=label)
     return sagemaker_stat("InstanceCount", source, instance_type=instance_type, statistic=statistic, period=period, label=label)
@@ -374,7 +376,7 @@ def instance_count_metric(
 ) -> cloudwatch.Metric:
     """:func:`instance_count_stat` as a CloudWatch metric (default: :func:`instance_samples_metric`;
     ``InstanceCount`` only with ``count_source=InstanceCountSource.INSTANCE_COUNT_METRIC``)."""
-    _check_count_source(count_source)
+    check_count_source(count_source)
     if source.kind == "inference-component" or count_source is InstanceCountSource.CPU_SAMPLES:
         return instance_samples_metric(source, instance_type=instance_type, **options)
     merged: MetricOptions = {"label": f"instances {instance_type or ''}".strip()}
@@ -454,7 +456,7 @@ def weighted_utilization_query(
         PoolConfigError: a pool without ``max_concurrency``, or an invalid pool list.
     """
     resolved = resolve_pools(pools, f"{field}.pools")
-    _check_count_source(count_source, f"{field}.count_source")
+    check_count_source(count_source, f"{field}.count_source")
     if not isinstance(strategy, UtilizationStrategy):
         raise PoolConfigError(f"{field}.strategy", strategy, f"a UtilizationStrategy ({', '.join(s.name for s in UtilizationStrategy)})")
     for index, pool in enumerate(resolved):

@@ -32,10 +32,9 @@ from dataclasses import dataclass
 from aws_cdk import aws_sagemaker as sagemaker
 
 from ._l1 import l1_properties
-from ._tokens import is_unresolved
 from ._validate import check_int_range, check_name
 from .errors import PoolConfigError
-from .instance_types import check_instance_type
+from .instance_types import check_instance_type, is_inf1
 from .pools import IModel
 
 __all__ = ["ShadowVariant", "DEFAULT_SHADOW_VARIANT_NAME", "PRODUCTION_WEIGHT"]
@@ -70,7 +69,7 @@ class ShadowVariant:
         if not isinstance(self.model, IModel):
             raise PoolConfigError(f"{name}.model", self.model, "a PoolModel (or PoolModel.from_model_name(...))")
         check_instance_type(self.instance_type, f"{name}.instance_type")
-        if not is_unresolved(self.instance_type) and self.instance_type.startswith("ml.inf1."):
+        if is_inf1(self.instance_type):
             raise PoolConfigError(
                 f"{name}.instance_type",
                 self.instance_type,

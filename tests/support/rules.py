@@ -18,7 +18,7 @@ import aws_cdk as cdk
 import sagemaker_pools
 from sagemaker_pools import PoolConfigError
 
-__all__ = ["LIBRARY", "raise_sites", "reached_site", "unreached_rules"]
+__all__ = ["LIBRARY", "raise_sites", "reached_site", "unreached_rules", "refused_in_new_stack"]
 
 LIBRARY = Path(sagemaker_pools.__file__).resolve().parent
 
@@ -67,3 +67,19 @@ def unreached_rules(builders: Iterable[Callable[[cdk.Stack], object]], modules: 
             module, line = reached_site(error)
             reached.add(raise_sites(module).get(line, f"{module}:{line}"))
     return {site for module in modules for site in set(raise_sites(module).values())} - reached
+
+
+def refused_in_new_stack(build: Callable[[cdk.Stack], object], field: str, allowed: str) -> cdk.Stack:
+    """Run a corpus case in a new stack: it must raise ``PoolConfigError`` naming ``field`` (in the
+    message and the error's field) and saying ``allowed``. Returns the stack, for checks of what was left."""
+    from support.synth import new_stack
+
+    stack = new_stack()
+    try:
+        build(stack)
+    except PoolConfigError as error:
+        message = str(error)
+        assert field in message and field in error.field, message
+        assert allowed in message and "allowed:" in message, message
+        return stack
+    raise AssertionError(f"no PoolConfigError for {field}")
