@@ -369,10 +369,9 @@ SAGEMAKER_NS = "AWS/SageMaker"
 #: A GPU unit's cold start once its pool has capacity. Component copies wait it out before
 #: target tracking adds more (Application Auto Scaling's default there is no cooldown at all).
 COLD_START_SECONDS = 1200
-#: A wake-up step adds one unit, then waits before it may add another: the alarm re-invokes it
-#: every minute until the unit serves, which may take the 20-minute provisioning timeout on a
-#: pool without capacity and then the cold start on the next.
-WAKE_UP_COOLDOWN_SECONDS = 1200 + COLD_START_SECONDS
+#: A wake-up step sets exactly one unit, so re-invoked every minute until the unit serves it still
+#: asks for one: its cooldown is Application Auto Scaling's default.
+WAKE_UP_COOLDOWN_SECONDS = 300
 ENDPOINTS_NS = "/aws/sagemaker/Endpoints"
 
 
@@ -448,9 +447,10 @@ def target_tracking(scope: Construct, id: str, target: appscaling.CfnScalableTar
 
 
 def scale_from_zero(scope: Construct, id: str, target: appscaling.CfnScalableTarget, *, name: str, cooldown: int,
-                    metric_name: str, dimensions: list[dict[str, str]], statistic: str, datapoints: int,
-                    description: str) -> appscaling.CfnScalingPolicy:
-    """A step policy that adds one unit while ``metric_name`` >= 1, and its alarm."""
+                    datapoints: int, description: str, metric_name: str | None = None,
+                    dimensions: list[dict[str, str]] | None = None, statistic: str | None = None,
+                    metrics: list[dict[str, Any]] | None = None) -> appscaling.CfnScalingPolicy:
+    """A step policy that sets exactly one unit while its alarm (one metric, or ``metrics``) reads >= 1, and the alarm."""
     policy = appscaling.CfnScalingPolicy(
         scope,
         id,
@@ -460,7 +460,7 @@ def scale_from_zero(scope: Construct, id: str, target: appscaling.CfnScalableTar
         scalable_dimension=target.scalable_dimension,
         service_namespace="sagemaker",
         step_scaling_policy_configuration=appscaling.CfnScalingPolicy.StepScalingPolicyConfigurationProperty(
-            adjustment_type="ChangeInCapacity",
+            adjustment_type="ExactCapacity",
             cooldown=cooldown,
             metric_aggregation_type="Maximum",
             step_adjustments=[
@@ -469,22 +469,22 @@ def scale_from_zero(scope: Construct, id: str, target: appscaling.CfnScalableTar
         ),
     )
     policy.add_resource_dependency(target)
-    cloudwatch.CfnAlarm(
+    alarm = cloudwatch.CfnAlarm(
         scope,
         f"{id}Alarm",
         alarm_actions=[policy.attr_arn],
         alarm_description=description,
         comparison_operator="GreaterThanOrEqualToThreshold",
         datapoints_to_alarm=datapoints,
-        dimensions=[cloudwatch.CfnAlarm.DimensionProperty(name=d["Name"], value=d["Value"]) for d in dimensions],
         evaluation_periods=datapoints,
-        metric_name=metric_name,
-        namespace=SAGEMAKER_NS,
-        period=60,
-        statistic=statistic,
         threshold=1,
         treat_missing_data="missing",
     )
+    if metrics is not None:
+        alarm.add_property_override("Metrics", metrics)
+    else:
+        alarm.dimensions = [cloudwatch.CfnAlarm.DimensionProperty(name=d["Name"], value=d["Value"]) for d in dimensions or []]
+        alarm.metric_name, alarm.namespace, alarm.period, alarm.statistic = metric_name, SAGEMAKER_NS, 60, statistic
     return policy
 
 
@@ -888,11 +888,17 @@ def inference_component_pools(app: App, name: str = "InferenceComponentPools") -
         target,
         name="llm-component-scale-from-zero",
         cooldown=WAKE_UP_COOLDOWN_SECONDS,
-        metric_name="NoCapacityInvocationFailures",
-        dimensions=dims(InferenceComponentName="llm-pooled-ic"),
-        statistic="Sum",
+        # No breach while any copy reports requests: ExactCapacity must not cut serving copies down.
+        metrics=[
+            query("expr_1", expression="IF(FILL(busy, 0) > 0, 0, failures)", label="Requests that found no copy (none while a copy serves)",
+                  return_data=True),
+            query("failures", stat=metric_stat(SAGEMAKER_NS, "NoCapacityInvocationFailures", dims(InferenceComponentName="llm-pooled-ic"), "Sum",
+                                               period=60)),
+            query("busy", stat=metric_stat(SAGEMAKER_NS, "ConcurrentRequestsPerCopy", dims(InferenceComponentName="llm-pooled-ic"), "Maximum",
+                                           period=60)),
+        ],
         datapoints=1,
-        description="A request found no copy of inference component llm-pooled-ic: add one.",
+        description="A request found no copy of inference component llm-pooled-ic: set one.",
     )
     target_tracking(
         stack,
@@ -979,7 +985,10 @@ def async_scale_to_zero(app: App, name: str = "AsyncScaleToZero") -> Stack:
         "BatchEndpointBacklogPerInstance",
         target,
         name="batch-endpoint-backlog-per-instance",
-        metrics=[query("m1", stat=metric_stat(SAGEMAKER_NS, "ApproximateBacklogSizePerInstance", dims(EndpointName=name), "Average"),
+        # Nothing to track while requests wait without an instance: the wake-up step owns that.
+        metrics=[query("waiting", stat=metric_stat(SAGEMAKER_NS, "HasBacklogWithoutCapacity", dims(EndpointName=name), "Average")),
+                 query("backlog", stat=metric_stat(SAGEMAKER_NS, "ApproximateBacklogSizePerInstance", dims(EndpointName=name), "Average")),
+                 query("result", expression="IF(FILL(waiting, 0) < 1, backlog)", label="Backlog per instance (none while no instance serves)",
                        return_data=True)],
         target_value=5,
         scale_in_cooldown=600,
@@ -994,7 +1003,7 @@ def async_scale_to_zero(app: App, name: str = "AsyncScaleToZero") -> Stack:
         dimensions=dims(EndpointName=name),
         statistic="Average",
         datapoints=2,
-        description="Async requests wait and the endpoint has no instance: add one.",
+        description="Async requests wait and the endpoint has no instance: set one.",
     )
     return stack
 

@@ -15,6 +15,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sns as sns
 
+from sagemaker_pools import metric_math
 from sagemaker_pools import (
     AsyncInference,
     ContainerImage,
@@ -26,7 +27,7 @@ from sagemaker_pools import (
 from support.contract import template_problems
 from support.frozen import frozen
 from support.rules import unreached_rules
-from support.synth import nag_report, new_stack, only, resource_types, resources, template_of
+from support.synth import imported_model, nag_report, new_stack, only, resource_types, resources, template_of
 
 G6E, G6, G5 = "ml.g6e.2xlarge", "ml.g6.2xlarge", "ml.g5.2xlarge"
 STACK = "AsyncScaleToZero"
@@ -150,6 +151,18 @@ def test_grant_invoke_async_gives_exact_permissions(example: dict[str, Any], ids
     )
 
 
+def _endpoint_metric(ids: dict[str, str], name: str) -> dict[str, Any]:
+    return {
+        "Metric": {
+            "Namespace": "AWS/SageMaker",
+            "MetricName": name,
+            # The anchor defect: Endpoint/Variant dimensions never get data.
+            "Dimensions": [{"Name": "EndpointName", "Value": {"Fn::GetAtt": [ids["endpoint"], "EndpointName"]}}],
+        },
+        "Stat": "Average",
+    }
+
+
 def test_backlog_tracking_reads_the_endpoint_dimension_only(example: dict[str, Any], ids: dict[str, str]) -> None:
     target = only(example, "AWS::ApplicationAutoScaling::ScalableTarget")
     assert target["ResourceId"] == {
@@ -159,25 +172,49 @@ def test_backlog_tracking_reads_the_endpoint_dimension_only(example: dict[str, A
     policies = [p["Properties"] for p in resources(example, "AWS::ApplicationAutoScaling::ScalingPolicy").values()]
     (tracking,) = [p["TargetTrackingScalingPolicyConfiguration"] for p in policies if p["PolicyType"] == "TargetTrackingScaling"]
     assert tracking["TargetValue"] == 5 and tracking["ScaleInCooldown"] == 600
-    (query,) = tracking["CustomizedMetricSpecification"]["Metrics"]
-    assert query["ReturnData"] is True
-    assert query["MetricStat"] == {
-        "Metric": {
-            "Namespace": "AWS/SageMaker",
-            "MetricName": "ApproximateBacklogSizePerInstance",
-            # The anchor defect: Endpoint/Variant dimensions never get data.
-            "Dimensions": [{"Name": "EndpointName", "Value": {"Fn::GetAtt": [ids["endpoint"], "EndpointName"]}}],
-        },
-        "Stat": "Average",
-    }
+    queries = {q["Id"]: q for q in tracking["CustomizedMetricSpecification"]["Metrics"]}
+    assert queries["backlog"]["MetricStat"] == _endpoint_metric(ids, "ApproximateBacklogSizePerInstance")
+    assert queries["waiting"]["MetricStat"] == _endpoint_metric(ids, "HasBacklogWithoutCapacity")
+    assert [q["Id"] for q in queries.values() if q["ReturnData"]] == ["result"]
+
+
+@pytest.mark.parametrize(
+    ("waiting", "backlog", "tracked"),
+    [
+        (1.0, 12.0, None),  # requests wait without an instance: the wake-up's job, target tracking reads nothing
+        (0.0, 12.0, 12.0),  # an instance serves: the backlog per instance
+        (None, 12.0, 12.0),  # no HasBacklogWithoutCapacity point: still tracked
+        (0.0, 0.0, 0.0),  # idle: real zeros, so target tracking can scale in to zero
+    ],
+)
+def test_target_tracking_reads_nothing_while_the_backlog_has_no_instance(
+    example: dict[str, Any], waiting: float | None, backlog: float, tracked: float | None
+) -> None:
+    """So the wake-up's ExactCapacity 1 never lowers capacity that target tracking added (docs/scaling.md)."""
+    policies = [p["Properties"] for p in resources(example, "AWS::ApplicationAutoScaling::ScalingPolicy").values()]
+    (tracking,) = [p["TargetTrackingScalingPolicyConfiguration"] for p in policies if p["PolicyType"] == "TargetTrackingScaling"]
+    queries = tracking["CustomizedMetricSpecification"]["Metrics"]
+    values = {"HasBacklogWithoutCapacity": waiting, "ApproximateBacklogSizePerInstance": backlog}
+    assert metric_math.evaluate(queries, lambda stat: values[stat["Metric"]["MetricName"]]) == tracked
+
+
+def test_without_the_wake_up_the_backlog_is_tracked_plainly() -> None:
+    """Without the step, target tracking is what leaves zero (AWS: once the backlog exceeds the target)."""
+    stack = new_stack()
+    endpoint = PooledEndpoint(stack, "E", model=imported_model(stack), pools=[InstancePool(instance_type="ml.g6e.2xlarge")], async_inference=AsyncInference())
+    endpoint.auto_scale_on_backlog(max_capacity=4, scale_from_zero=False)
+    policies = [p["Properties"] for p in resources(template_of(stack), "AWS::ApplicationAutoScaling::ScalingPolicy").values()]
+    (policy,) = policies
+    (query,) = policy["TargetTrackingScalingPolicyConfiguration"]["CustomizedMetricSpecification"]["Metrics"]
+    assert query["MetricStat"]["Metric"]["MetricName"] == "ApproximateBacklogSizePerInstance"
 
 
 def test_has_backlog_without_capacity_wakes_the_endpoint(example: dict[str, Any], ids: dict[str, str]) -> None:
     policies = resources(example, "AWS::ApplicationAutoScaling::ScalingPolicy")
     (step_id,) = [k for k, v in policies.items() if v["Properties"]["PolicyType"] == "StepScaling"]
     assert policies[step_id]["Properties"]["StepScalingPolicyConfiguration"] == {
-        "AdjustmentType": "ChangeInCapacity",
-        "Cooldown": 2400,  # provisioning timeout + cold start, not the recipe's 300 s (test_wake_from_zero.py)
+        "AdjustmentType": "ExactCapacity",  # one instance however often the alarm re-invokes it (test_wake_from_zero.py)
+        "Cooldown": 300,  # Application Auto Scaling's default
         "MetricAggregationType": "Maximum",
         "StepAdjustments": [{"MetricIntervalLowerBound": 0, "ScalingAdjustment": 1}],
     }

@@ -158,7 +158,7 @@ CASES: list[tuple[str, Callable[[cdk.Stack], object] | Staged, str, str]] = [
     ("dashboard without endpoints", lambda s: PoolDashboard(s, "D", endpoints=[]), "PoolDashboard.endpoints", "one or more endpoints"),
     ("min above max (variant)", Staged(_endpoint(), lambda s, e: e.auto_scale(min_capacity=4, max_capacity=2)), "PooledEndpoint.auto_scale.min_capacity", "at most max_capacity (2)"),
     ("min above max (async)", Staged(_async, lambda s, e: e.auto_scale_on_backlog(min_capacity=3, max_capacity=2)), "PooledEndpoint.auto_scale_on_backlog.min_capacity", "at most max_capacity (2)"),
-    ("cold start of 30 s", Staged(_async, lambda s, e: e.auto_scale_on_backlog(max_capacity=2, cold_start=Duration.seconds(30))), "PooledEndpoint.auto_scale_on_backlog.cold_start", "from 60 to 86400"),
+    ("wake-up cooldown of 30 s", Staged(_async, lambda s, e: e.auto_scale_on_backlog(max_capacity=2, wake_up_cooldown=Duration.seconds(30))), "PooledEndpoint.auto_scale_on_backlog.wake_up_cooldown", "from 60 to 86400"),
     ("managed instance scaling with a model", _endpoint(instance_scaling=InstanceScaling(min_instance_count=1, max_instance_count=4)), "PooledEndpoint.instance_scaling", "only without a model"),
     ("deployment on an Inf1 pool", _endpoint(pools=[InstancePool(instance_type="ml.inf1.24xlarge")], deployment=DeploymentPolicy.all_at_once(wait_interval=Duration.minutes(5))), "PooledEndpoint.pools[0].instance_type", "guardrails exclude endpoints that use Inf1"),
     ("canary of 2 instances on a fleet of 3", _endpoint(initial_instance_count=3, deployment=DeploymentPolicy.canary(canary_size=CapacitySize.instances(2), wait_interval=Duration.minutes(5))), "PooledEndpoint.deployment.canary_size", "at most 50% of the variant's instances"),

@@ -29,6 +29,7 @@ from sagemaker_pools import (
     hardware_of,
     known_instance_types,
 )
+from sagemaker_pools import metric_math
 from sagemaker_pools.hardware import known_hardware_types
 from sagemaker_pools.scaling import DEFAULT_COLD_START
 from support.contract import template_problems
@@ -147,29 +148,50 @@ def test_copy_scaling_target_is_the_component(example: dict[str, Any]) -> None:
     assert target["DependsOn"] == [next(iter(resources(example, "AWS::SageMaker::InferenceComponent")))]
 
 
-def test_scale_from_zero_follows_the_aws_recipe(example: dict[str, Any]) -> None:
+def _wake_up_alarm(example: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     policies = resources(example, "AWS::ApplicationAutoScaling::ScalingPolicy")
     (step_id,) = [k for k, v in policies.items() if v["Properties"]["PolicyType"] == "StepScaling"]
+    return step_id, example["Resources"][_logical_id(example, "AWS::CloudWatch::Alarm", "ScaleFromZeroAlarm")]["Properties"]
+
+
+def test_scale_from_zero_follows_the_aws_recipe(example: dict[str, Any]) -> None:
+    policies = resources(example, "AWS::ApplicationAutoScaling::ScalingPolicy")
+    step_id, alarm = _wake_up_alarm(example)
     assert policies[step_id]["Properties"]["StepScalingPolicyConfiguration"] == {
-        "AdjustmentType": "ChangeInCapacity",
+        "AdjustmentType": "ExactCapacity",  # one copy however often the alarm re-invokes it (test_wake_from_zero.py)
         "MetricAggregationType": "Maximum",
-        "Cooldown": 2400,  # provisioning timeout + cold start, not the recipe's 60 s (test_wake_from_zero.py)
+        "Cooldown": 300,  # Application Auto Scaling's default
         "StepAdjustments": [{"MetricIntervalLowerBound": 0, "ScalingAdjustment": 1}],
     }
-    alarm_id = _logical_id(example, "AWS::CloudWatch::Alarm", "ScaleFromZeroAlarm")
-    alarm = example["Resources"][alarm_id]["Properties"]
     assert alarm["AlarmActions"] == [{"Fn::GetAtt": [step_id, "Arn"]}]
-    assert {k: alarm[k] for k in ("Namespace", "MetricName", "Dimensions", "Statistic", "Period", "Threshold", "ComparisonOperator", "EvaluationPeriods", "DatapointsToAlarm")} == {
-        "Namespace": "AWS/SageMaker",
-        "MetricName": "NoCapacityInvocationFailures",
-        "Dimensions": [{"Name": "InferenceComponentName", "Value": "llm-pooled-ic"}],
-        "Statistic": "Sum",
-        "Period": 60,
+    assert {k: alarm[k] for k in ("Threshold", "ComparisonOperator", "EvaluationPeriods", "DatapointsToAlarm")} == {
         "Threshold": 1,
         "ComparisonOperator": "GreaterThanOrEqualToThreshold",
         "EvaluationPeriods": 1,
         "DatapointsToAlarm": 1,
     }
+    stats = {q["Id"]: q["MetricStat"] for q in alarm["Metrics"] if "MetricStat" in q}
+    component = [{"Name": "InferenceComponentName", "Value": "llm-pooled-ic"}]
+    assert stats == {
+        "failures": {"Metric": {"Namespace": "AWS/SageMaker", "MetricName": "NoCapacityInvocationFailures", "Dimensions": component}, "Period": 60, "Stat": "Sum"},
+        "busy": {"Metric": {"Namespace": "AWS/SageMaker", "MetricName": "ConcurrentRequestsPerCopy", "Dimensions": component}, "Period": 60, "Stat": "Maximum"},
+    }
+
+
+@pytest.mark.parametrize(
+    ("failures", "busy", "breaches"),
+    [
+        (3.0, None, True),  # requests found no copy and no copy reports requests: wake up
+        (1.0, 0.0, True),  # a copy reports zero requests (idle): the failures still count
+        (3.0, 2.0, False),  # a copy serves: ExactCapacity 1 must not cut the copies down
+        (None, None, False),  # nothing failed
+    ],
+)
+def test_the_wake_up_alarm_never_breaches_while_a_copy_serves(example: dict[str, Any], failures: float | None, busy: float | None, breaches: bool) -> None:
+    _, alarm = _wake_up_alarm(example)
+    values = {"NoCapacityInvocationFailures": failures, "ConcurrentRequestsPerCopy": busy}
+    value = metric_math.evaluate(alarm["Metrics"], lambda stat: values[stat["Metric"]["MetricName"]])
+    assert (value is not None and value >= alarm["Threshold"]) is breaches
 
 
 def test_copies_track_utilization_weighted_by_instance_type(example: dict[str, Any]) -> None:

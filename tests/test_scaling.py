@@ -413,8 +413,9 @@ def options() -> tuple[Any, dict[str, Any]]:
         alarm_description="quiet",
     )
     capacity.scale_on_step("Percent", metric=invocations, threshold=100, adjustment=50, adjustment_type="PercentChangeInCapacity", metric_aggregation_type="Minimum")
-    capacity.wake_from_zero("Wake", metric=invocations, cold_start=Duration.seconds(60), evaluation_periods=3, alarm_description="wake up")
-    capacity.wake_from_zero("LateWake", metric=invocations, cold_start=Duration.seconds(86400), evaluation_periods=1, alarm_description="late")
+    capacity.wake_from_zero("Wake", metric=invocations, cooldown=Duration.seconds(60), evaluation_periods=3, alarm_description="wake up")
+    capacity.wake_from_zero("LateWake", metric=invocations, cooldown=Duration.seconds(86400), evaluation_periods=1, alarm_description="late")
+    capacity.wake_from_zero("DefaultWake", metric=invocations, evaluation_periods=2, alarm_description="default")
     capacity.scale_to_track_metric("Tracked", target_value=0.5, metric=invocations)
     return scaling, frozen(template_of(stack))
 
@@ -463,12 +464,13 @@ def test_every_step_option_is_rendered(options: tuple[Any, dict[str, Any]]) -> N
     }
 
 
-def test_a_wake_up_adds_one_unit_per_cold_start_once_every_period_breached(options: tuple[Any, dict[str, Any]]) -> None:
+def test_a_wake_up_sets_exactly_one_unit_once_every_period_breached(options: tuple[Any, dict[str, Any]]) -> None:
     _, template = options
-    for prefix, cold_start, periods, description in (("CopiesWake", 60, 3, "wake up"), ("CopiesLateWake", 86400, 1, "late")):
+    wakes = (("CopiesWake", 60, 3, "wake up"), ("CopiesLateWake", 86400, 1, "late"), ("CopiesDefaultWake", 300, 2, "default"))
+    for prefix, cooldown, periods, description in wakes:
         assert _config(template, prefix, "StepScalingPolicyConfiguration") == {
-            "AdjustmentType": "ChangeInCapacity",
-            "Cooldown": cold_start,
+            "AdjustmentType": "ExactCapacity",
+            "Cooldown": cooldown,
             "MetricAggregationType": "Maximum",
             "StepAdjustments": [{"MetricIntervalLowerBound": 0, "ScalingAdjustment": 1}],
         }
@@ -483,11 +485,11 @@ def test_a_wake_up_adds_one_unit_per_cold_start_once_every_period_breached(optio
 
 
 @pytest.mark.parametrize("seconds", [59, 86401])
-def test_a_cold_start_outside_a_minute_to_a_day_is_refused(seconds: int) -> None:
+def test_a_wake_up_cooldown_outside_a_minute_to_a_day_is_refused(seconds: int) -> None:
     capacity = ScalableCapacity(new_stack(), "C", resource_id="inference-component/ic", scalable_dimension=INFERENCE_COMPONENT_COPY_COUNT, min_capacity=0, max_capacity=1)
     with pytest.raises(PoolConfigError) as error:
-        capacity.wake_from_zero("W", metric=cloudwatch.Metric(namespace="N", metric_name="M"), cold_start=Duration.seconds(seconds), evaluation_periods=1, alarm_description="d")
-    assert str(error.value) == f"ScalableCapacity.cold_start: got '{seconds} seconds'; allowed: a whole number of seconds from 60 to 86400"
+        capacity.wake_from_zero("W", metric=cloudwatch.Metric(namespace="N", metric_name="M"), cooldown=Duration.seconds(seconds), evaluation_periods=1, alarm_description="d")
+    assert str(error.value) == f"ScalableCapacity.W.cooldown: got '{seconds} seconds'; allowed: a whole number of seconds from 60 to 86400"
 
 
 def test_policies_name_their_target_and_a_unique_stable_name(options: tuple[Any, dict[str, Any]]) -> None:
@@ -501,7 +503,7 @@ def test_policies_name_their_target_and_a_unique_stable_name(options: tuple[Any,
         "ServiceNamespace": "sagemaker",
     }
     policies = _by_prefix(template, "AWS::ApplicationAutoScaling::ScalingPolicy", "Copies")
-    assert len(policies) == 5
+    assert len(policies) == 6
     for logical_id, policy in policies.items():
         props = policy["Properties"]
         assert (props["ServiceNamespace"], props["ResourceId"], props["ScalableDimension"]) == ("sagemaker", "inference-component/ic", INFERENCE_COMPONENT_COPY_COUNT)

@@ -168,12 +168,20 @@ def test_every_pool_out_for_three_hours_adds_no_unit_and_rolls_back_each_timeout
 
 
 def _only_target_tracking(template: dict[str, Any]) -> dict[str, Any]:
+    """The async example as ``auto_scale_on_backlog(scale_from_zero=False)`` renders it: no wake-up
+    step, and target tracking on the plain backlog per instance (with the step, it reads nothing
+    while the backlog has no instance)."""
     changed = copy.deepcopy(template)
     changed["Resources"] = {
         k: v
         for k, v in changed["Resources"].items()
         if not (v["Type"] == "AWS::ApplicationAutoScaling::ScalingPolicy" and v["Properties"].get("PolicyType") == "StepScaling")
     }
+    for resource in changed["Resources"].values():
+        tracking = resource["Properties"].get("TargetTrackingScalingPolicyConfiguration")
+        if tracking:
+            (backlog,) = [q for q in tracking["CustomizedMetricSpecification"]["Metrics"] if q["Id"] == "backlog"]
+            tracking["CustomizedMetricSpecification"]["Metrics"] = [{**backlog, "ReturnData": True}]
     return changed
 
 
@@ -290,8 +298,20 @@ def test_the_scenario_matrix_runs_every_stack_under_every_reading(example_outdir
     # No capacity change while updating; no unit into service while every pool is out.
     assert {r["changes while updating"] for r in default} == {"0"}
     assert {r["added while all out"] for r in rows if r["scenario"] == "all pools out 3 h"} == {"0"}
-    # One unit per cold start, and a second burst 20 minutes after zero wakes like the first.
-    assert {r["asked per cold start"] for r in default if r["scenario"] in ("wake-up", "second burst +20 min")} == {"1"}
+    # One unit per cold start under every reading (the wake-ups set an exact capacity), and a second
+    # burst 20 minutes after zero wakes like the first, as fast.
+    wakes = [r for r in rows if r["scenario"] in ("wake-up", "second burst +20 min") and r["asked per cold start"] != "-"]
+    woke = {(r["stack"], r["reading"]) for r in wakes}
+    every_reading = {"default", *READINGS, "cooldown-from-request + updates-overlap"}
+    assert woke == {("AsyncScaleToZero", reading) for reading in every_reading} | {
+        # Where idle copies publish nothing, the copies never go to zero: nothing to wake.
+        ("InferenceComponentPools", reading) for reading in every_reading - {IDLE_COPIES_MISSING}
+    }
+    assert {r["asked per cold start"] for r in wakes} == {"1"}
+    for r in wakes:
+        if r["scenario"] == "second burst +20 min":
+            first, second = r["first unit after (min)"].split(",")
+            assert first == second, r
 
 
 def test_bad_readings_and_scale_in_strategies_are_refused_by_name(example_templates: dict[str, Any]) -> None:

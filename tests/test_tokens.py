@@ -414,10 +414,12 @@ ACCEPTS: list[Accepts] = [
     Accepts(
         "PooledEndpoint.provision_timeout", "Duration", 600,
         lambda s, v: _async(s, provision_timeout=Duration.seconds(v)).auto_scale_on_backlog(max_capacity=2),
-        # The wake-up's default cold start counts a parameter timeout as the longest SageMaker
-        # accepts (3600 s) plus DEFAULT_COLD_START (1200 s): no arithmetic on the token.
-        lambda b: eq(b.one(POLICY, "EndpointScalingAllTrafficScaleFromZero")["StepScalingPolicyConfiguration"]["Cooldown"], 4800),
-        case="the wake-up's cold start",
+        # A parameter timeout still reaches the config; the wake-up's cooldown does not depend on it.
+        lambda b: (
+            eq(at(b.one(CONFIG), "ProductionVariants.0.VariantInstanceProvisionTimeoutInSeconds"), REF),
+            eq(b.one(POLICY, "EndpointScalingAllTrafficScaleFromZero")["StepScalingPolicyConfiguration"]["Cooldown"], 300),
+        ),
+        case="beside the wake-up",
     ),
     Accepts(
         "PooledEndpoint.volume_size_in_gb", "Number", 100,
@@ -493,8 +495,8 @@ ACCEPTS: list[Accepts] = [
         for key, cfn in (("scale_in_cooldown", "ScaleInCooldown"), ("scale_out_cooldown", "ScaleOutCooldown"))
     ],
     Accepts(
-        "PooledEndpoint.auto_scale_on_backlog.cold_start", "Duration", 1800,
-        lambda s, v: _async(s).auto_scale_on_backlog(max_capacity=4, cold_start=Duration.seconds(v)),
+        "PooledEndpoint.auto_scale_on_backlog.wake_up_cooldown", "Duration", 1800,
+        lambda s, v: _async(s).auto_scale_on_backlog(max_capacity=4, wake_up_cooldown=Duration.seconds(v)),
         lambda b: eq(b.one(POLICY, "EndpointScalingAllTrafficScaleFromZero")["StepScalingPolicyConfiguration"]["Cooldown"], REF),
     ),
     # -- VariantScaling --------------------------------------------------------------------------
@@ -726,8 +728,8 @@ ACCEPTS: list[Accepts] = [
         )
     ],
     Accepts(
-        "ComponentScaling.scale_from_zero.cold_start", "Duration", 1800,
-        lambda s, v: _component(s).auto_scale(max_copies=4, scale_from_zero=False).scale_from_zero(cold_start=Duration.seconds(v)),
+        "ComponentScaling.scale_from_zero.cooldown", "Duration", 1800,
+        lambda s, v: _component(s).auto_scale(max_copies=4, scale_from_zero=False).scale_from_zero(cooldown=Duration.seconds(v)),
         lambda b: eq(b.one(POLICY)["StepScalingPolicyConfiguration"]["Cooldown"], REF),
     ),
     Accepts(

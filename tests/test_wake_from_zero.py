@@ -1,4 +1,4 @@
-"""Waking from zero adds one unit per cold start, however often the alarm re-invokes the policy.
+"""Waking from zero asks for one unit, however often the alarm re-invokes the policy.
 
 The wake-up alarms (``NoCapacityInvocationFailures`` for inference components,
 ``HasBacklogWithoutCapacity`` for async endpoints) stay in ALARM until the first unit serves, and
@@ -16,7 +16,7 @@ import pytest
 from aws_cdk import Duration
 
 from sagemaker_pools import AsyncInference, InstancePool, PoolConfigError, PooledEndpoint
-from sagemaker_pools.scaling import DEFAULT_COLD_START
+from sagemaker_pools.scaling import DEFAULT_WAKE_UP_COOLDOWN
 from support.synth import imported_model, new_stack, resources, template_of
 
 WAKE_METRICS = ("NoCapacityInvocationFailures", "HasBacklogWithoutCapacity")
@@ -29,7 +29,8 @@ def wake_up_policies(template: dict[str, Any]) -> list[tuple[dict[str, Any], int
     targets = resources(template, "AWS::ApplicationAutoScaling::ScalableTarget")
     for alarm in resources(template, "AWS::CloudWatch::Alarm").values():
         props = alarm["Properties"]
-        if props.get("MetricName") not in WAKE_METRICS:
+        names = {props.get("MetricName")} | {q["MetricStat"]["Metric"]["MetricName"] for q in props.get("Metrics", []) if "MetricStat" in q}
+        if not names & set(WAKE_METRICS):
             continue
         (action,) = props["AlarmActions"]
         policy = policies[action["Fn::GetAtt"][0]]  # the policy's Arn
@@ -70,21 +71,18 @@ def test_the_replay_shows_the_old_policy_would_wake_to_the_maximum() -> None:
     assert replay({"AdjustmentType": "ExactCapacity", "StepAdjustments": [{"ScalingAdjustment": 1}]}, 8, 20) == 1
 
 
-def test_every_example_wake_up_adds_one_unit_per_cold_start(example_templates: dict[str, dict[str, Any]]) -> None:
+def test_every_example_wake_up_asks_for_one_unit_however_long_the_cold_start(example_templates: dict[str, dict[str, Any]]) -> None:
     policies = [p for t in example_templates.values() for p in wake_up_policies(t)]
     assert len(policies) == 2  # the inference component's and the async endpoint's
-    # Both examples keep the default provisioning timeout (20 minutes): a wake-up that falls back
-    # waits it out before the cold start begins (test_simulate.py simulates that path).
-    cold_start_minutes = 20 + int(DEFAULT_COLD_START.to_minutes())
     for config, max_capacity in policies:
         assert max_capacity >= 4
-        # Never a scale-in: target tracking may add capacity while the alarm is still in ALARM.
-        assert config["AdjustmentType"] == "ChangeInCapacity" and config["StepAdjustments"][0]["ScalingAdjustment"] == 1
-        assert config["Cooldown"] == 20 * 60 + DEFAULT_COLD_START.to_seconds() == 2400
-        # Invoked every minute through a whole cold start: one unit.
-        assert replay(config, max_capacity, cold_start_minutes) == 1
-        # Requests still failing after three cold starts (something is wrong): one unit per cold start.
-        assert replay(config, max_capacity, 3 * cold_start_minutes) == 3
+        # An exact capacity: re-invoked every minute, it asks for the same one unit, whatever
+        # SageMaker does with a change asked for while the endpoint is updating.
+        assert config["AdjustmentType"] == "ExactCapacity" and config["StepAdjustments"][0]["ScalingAdjustment"] == 1
+        assert config["Cooldown"] == DEFAULT_WAKE_UP_COOLDOWN.to_seconds() == 300
+        # A 20-minute cold start, one behind a 20-minute provisioning timeout, three in a row.
+        for minutes in (20, 40, 120):
+            assert replay(config, max_capacity, minutes) == 1
 
 
 def _async(stack: Any, **scaling: Any) -> Any:
@@ -95,8 +93,8 @@ def _async(stack: Any, **scaling: Any) -> Any:
 
 
 @pytest.mark.parametrize("timeout_minutes", [5, 60])
-def test_the_default_cold_start_adds_the_provisioning_timeout(timeout_minutes: int) -> None:
-    """The default covers a wake-up whose first pool has no capacity: the timeout, then a cold start."""
+def test_the_default_cooldown_does_not_follow_the_provisioning_timeout(timeout_minutes: int) -> None:
+    """The exact capacity, not the cooldown, holds a wake-up at one unit: no need to cover a fallback."""
     stack = new_stack()
     endpoint = PooledEndpoint(
         stack,
@@ -108,20 +106,20 @@ def test_the_default_cold_start_adds_the_provisioning_timeout(timeout_minutes: i
     )
     endpoint.auto_scale_on_backlog(max_capacity=4)
     ((config, _),) = wake_up_policies(template_of(stack))
-    assert config["Cooldown"] == timeout_minutes * 60 + DEFAULT_COLD_START.to_seconds()
+    assert config["Cooldown"] == 300
 
 
-def test_cold_start_sets_the_wake_up_cooldown() -> None:
+def test_wake_up_cooldown_sets_the_step_cooldown() -> None:
     stack = new_stack()
-    _async(stack, cold_start=Duration.minutes(45))
+    _async(stack, wake_up_cooldown=Duration.minutes(45))
     ((config, _),) = wake_up_policies(template_of(stack))
     assert config["Cooldown"] == 2700
     assert replay(config, 4, 45) == 1
 
 
-@pytest.mark.parametrize("cold_start", [Duration.seconds(30), Duration.days(2)])
-def test_cold_start_out_of_range_is_refused(cold_start: Duration) -> None:
+@pytest.mark.parametrize("cooldown", [Duration.seconds(30), Duration.days(2)])
+def test_a_wake_up_cooldown_out_of_range_is_refused(cooldown: Duration) -> None:
     with pytest.raises(PoolConfigError) as error:
-        _async(new_stack(), cold_start=cold_start)
-    assert error.value.field == "PooledEndpoint.auto_scale_on_backlog.cold_start"
+        _async(new_stack(), wake_up_cooldown=cooldown)
+    assert error.value.field == "PooledEndpoint.auto_scale_on_backlog.wake_up_cooldown"
     assert "from 60 to 86400" in str(error.value)

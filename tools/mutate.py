@@ -140,7 +140,6 @@ EXPECTED_SURVIVORS: set[str] = {
     "sagemaker_pools.deployment.xǁDeploymentPolicyǁrolling__mutmut_87",
     "sagemaker_pools.deployment.xǁDeploymentPolicyǁ_check_timeout__mutmut_8",
     "sagemaker_pools.scaling.xǁScalableCapacityǁwake_from_zero__mutmut_15",
-    "sagemaker_pools.scaling.xǁScalableCapacityǁwake_from_zero__mutmut_24",
     "sagemaker_pools.scaling.xǁScalableCapacityǁwake_from_zero__mutmut_25",
     "sagemaker_pools.scaling.xǁVariantScalingǁ__init____mutmut_50",
     "sagemaker_pools.scaling.xǁVariantScalingǁ__init____mutmut_61",

@@ -52,7 +52,7 @@ from .metrics import (
 from .pools import IModel, InstancePool, resolve_pools
 from .routing import Routing
 from .shadow import PRODUCTION_WEIGHT, ShadowVariant
-from .scaling import DEFAULT_COLD_START, VARIANT_INSTANCE_COUNT, ScalableCapacity, VariantScaling, variant_resource_id
+from .scaling import VARIANT_INSTANCE_COUNT, ScalableCapacity, VariantScaling, variant_resource_id
 
 __all__ = ["EndpointBase", "PooledEndpoint"]
 
@@ -629,19 +629,6 @@ class PooledEndpoint(EndpointBase):
         """
         return sagemaker_metric("HasBacklogWithoutCapacity", MetricSource.endpoint(self.endpoint_name), **options)
 
-    def _wake_up_cold_start(self) -> Duration:
-        """The default cold start of a wake-up from zero: the provisioning timeout + ``DEFAULT_COLD_START``.
-
-        With no capacity in the pool of priority 1, SageMaker retries it for the provisioning
-        timeout before it tries the next pool, and the instance's start-up only begins then; the
-        wake-up's cooldown covers that path too (docs/scaling.md, "Waking from zero"). A timeout
-        given as a token counts as the longest SageMaker accepts (3600 s).
-        """
-        timeout_s = self._provision_timeout_s
-        if timeout_s is None or is_unresolved(timeout_s):
-            timeout_s = MAX_PROVISION_TIMEOUT_S
-        return Duration.seconds(int(timeout_s) + int(DEFAULT_COLD_START.to_seconds()))
-
     def auto_scale_on_backlog(
         self,
         *,
@@ -651,7 +638,7 @@ class PooledEndpoint(EndpointBase):
         scale_in_cooldown: Duration | None = None,
         scale_out_cooldown: Duration | None = None,
         scale_from_zero: bool = True,
-        cold_start: Duration | None = None,
+        wake_up_cooldown: Duration | None = None,
     ) -> ScalableCapacity:
         """Scale an async endpoint's instances on its queue, down to zero (only with ``async_inference``).
 
@@ -663,12 +650,17 @@ class PooledEndpoint(EndpointBase):
         * target tracking (id ``BacklogPerInstance``) on ``ApproximateBacklogSizePerInstance``,
           whose only dimension is ``EndpointName``, at ``target_backlog_per_instance``;
         * with ``min_capacity=0`` and ``scale_from_zero``: a step policy (id ``ScaleFromZero``,
-          ``ChangeInCapacity`` +1, cooldown ``cold_start``) and its alarm on ``HasBacklogWithoutCapacity``
-          (Average over 60 s, >= 1 in 2 of 2 periods, missing data missing). Without it the
-          endpoint leaves zero only once the queue exceeds the tracking target. SageMaker
-          provisions the instance from the highest-priority pool with capacity. The cooldown is
-          the cold start, not AWS's example's 300 s: the alarm re-invokes the policy every minute
-          until the instance serves (see :meth:`~sagemaker_pools.scaling.ScalableCapacity.wake_from_zero`).
+          ``ExactCapacity`` 1, cooldown ``wake_up_cooldown``) and its alarm on
+          ``HasBacklogWithoutCapacity`` (Average over 60 s, >= 1 in 2 of 2 periods, missing data
+          missing). SageMaker provisions the instance from the highest-priority pool with
+          capacity. The alarm re-invokes the policy every minute until the instance serves; an
+          exact capacity of one makes that one instance, whatever SageMaker does with a change
+          asked for while the endpoint is updating. So that the step never lowers capacity that
+          target tracking added, the tracked metric reads nothing while the backlog has no
+          instance: ``IF(FILL(waiting, 0) < 1, backlog)`` (``waiting`` is
+          ``HasBacklogWithoutCapacity``); target tracking takes over once the instance serves.
+          Without the step (``scale_from_zero=False``) the tracked metric is the plain backlog
+          per instance and the endpoint leaves zero once the queue exceeds the tracking target.
 
         Args:
             max_capacity: the most instances, at least ``initial_instance_count``.
@@ -676,10 +668,8 @@ class PooledEndpoint(EndpointBase):
             target_backlog_per_instance: queued requests per instance to hold. Default: 5 (AWS's example).
             scale_in_cooldown, scale_out_cooldown: Default: Application Auto Scaling's (300 s).
             scale_from_zero: Default: ``True``.
-            cold_start: how long a new instance takes to serve; the wake-up adds no second one
-                within it (60 s to one day). Default: the provisioning timeout plus 20 minutes
-                (``DEFAULT_COLD_START``), so that a wake-up that falls back to the next pool
-                still adds one instance (40 minutes with the default timeout).
+            wake_up_cooldown: the wake-up step's cooldown, 60 s to one day. Default: 300 s
+                (``DEFAULT_WAKE_UP_COOLDOWN``, Application Auto Scaling's own).
         """
         field = "PooledEndpoint.auto_scale_on_backlog"
         if self.async_inference is None:
@@ -700,9 +690,7 @@ class PooledEndpoint(EndpointBase):
         # Checked before anything is made (the policy checks them again when it renders them).
         seconds_in_range(scale_in_cooldown, f"{field}.scale_in_cooldown", 0, 86400)
         seconds_in_range(scale_out_cooldown, f"{field}.scale_out_cooldown", 0, 86400)
-        seconds_in_range(cold_start, f"{field}.cold_start", 60, 86400)
-        if cold_start is None:
-            cold_start = self._wake_up_cold_start()
+        seconds_in_range(wake_up_cooldown, f"{field}.wake_up_cooldown", 60, 86400)
         if initial is not None and not is_unresolved(initial):
             if not is_unresolved(min_capacity) and min_capacity > initial:
                 raise PoolConfigError(f"{field}.min_capacity", min_capacity, f"at most initial_instance_count ({initial})")
@@ -720,20 +708,33 @@ class PooledEndpoint(EndpointBase):
             depends_on=self._name_dependencies(),
             field=field,
         )
+        wakes = bool(scale_from_zero) and not is_unresolved(min_capacity) and min_capacity == 0
+        one_minute = Duration.minutes(1)
+        backlog = self.metric_approximate_backlog_size_per_instance(statistic="Average", period=one_minute)
+        waiting = self.metric_has_backlog_without_capacity(statistic="Average", period=one_minute)
+        tracked: cloudwatch.IMetric = backlog
+        if wakes:
+            # Nothing to track while requests wait without an instance: the wake-up owns that.
+            tracked = cloudwatch.MathExpression(
+                expression="IF(FILL(waiting, 0) < 1, backlog)",
+                using_metrics={"waiting": waiting, "backlog": backlog},
+                period=one_minute,
+                label="Backlog per instance (none while no instance serves)",
+            )
         scaling.scale_to_track_metric(
             "BacklogPerInstance",
             target_value=target_backlog_per_instance,
-            metric=self.metric_approximate_backlog_size_per_instance(statistic="Average", period=Duration.minutes(1)),
+            metric=tracked,
             scale_in_cooldown=scale_in_cooldown,
             scale_out_cooldown=scale_out_cooldown,
         )
-        if scale_from_zero and not is_unresolved(min_capacity) and min_capacity == 0:
+        if wakes:
             scaling.wake_from_zero(
                 "ScaleFromZero",
-                metric=self.metric_has_backlog_without_capacity(statistic="Average", period=Duration.minutes(1)),
-                cold_start=cold_start,
+                metric=waiting,
+                cooldown=wake_up_cooldown,
                 evaluation_periods=2,
-                alarm_description="Async requests wait and the endpoint has no instance: add one.",
+                alarm_description="Async requests wait and the endpoint has no instance: set one.",
             )
         self._scaling_min_capacity = min_capacity
         self._scaling_id = id

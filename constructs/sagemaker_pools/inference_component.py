@@ -620,8 +620,9 @@ class ComponentScaling(ScalableCapacity):
     priority order. :meth:`scale_from_zero` brings a component back from zero copies.
     Every target-tracking policy here (``scale_on_*``, ``scale_to_track_metric``,
     ``scale_to_track_predefined``) has a scale-out cooldown of 20 minutes (``DEFAULT_COLD_START``)
-    unless given one: Application Auto Scaling's default for inference components is 0, which
-    scales out again while the copies just added are still starting (docs/scaling.md,
+    unless given one: Application Auto Scaling's default for inference components is 0 in its API
+    reference and 300 s in its user guide, and either scales out again while the copies just added
+    are still starting where SageMaker takes a change during an update (docs/scaling.md,
     "Cooldowns and start-up").
 
     Attributes:
@@ -739,27 +740,29 @@ class ComponentScaling(ScalableCapacity):
             scale_out_cooldown = DEFAULT_COLD_START
         return super()._target_tracking(id, target_value, (scale_in_cooldown, scale_out_cooldown, disable_scale_in), **metric)
 
-    def scale_from_zero(self, *, cold_start: Duration | None = None) -> StepScaling:
-        """Add a copy when a request finds none (construct ids ``ScaleFromZero`` and ``ScaleFromZeroAlarm``).
+    def scale_from_zero(self, *, cooldown: Duration | None = None) -> StepScaling:
+        """Set one copy when a request finds none (construct ids ``ScaleFromZero`` and ``ScaleFromZeroAlarm``).
 
         AWS's recipe ("Scale an endpoint to zero instances",
         https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-auto-scaling-zero-instances.html):
-        a step policy (``ChangeInCapacity`` +1, ``MetricAggregationType`` Maximum) triggered by an
-        alarm on ``NoCapacityInvocationFailures`` (dimension ``InferenceComponentName``, Sum over
-        60 s, 1 of 1 periods). Two deliberate differences. The alarm fires at >= 1 failure, where
-        the page's CLI example uses ``GreaterThanThreshold 1`` (two failures in a minute): with it,
-        a single request that finds no capacity, and is not retried, never wakes the component.
-        And the cooldown is ``cold_start``, not the example's 60 s: the alarm re-invokes the policy
-        every minute until the first copy serves, so a 60 s cooldown adds a copy a minute through
-        a 10-20 minute GPU cold start (see :meth:`~sagemaker_pools.scaling.ScalableCapacity.wake_from_zero`).
-        SageMaker provisions an instance from the highest-priority pool with capacity (managed
-        instance scaling); requests fail until a copy is in service.
+        a step policy (``MetricAggregationType`` Maximum) triggered by an alarm on
+        ``NoCapacityInvocationFailures`` (dimension ``InferenceComponentName``, Sum over 60 s, 1 of
+        1 periods). Three deliberate differences. The alarm fires at >= 1 failure, where the
+        page's CLI example uses ``GreaterThanThreshold 1`` (two failures in a minute): with it, a
+        single request that finds no capacity, and is not retried, never wakes the component. The
+        step is ``ExactCapacity`` 1, not ``ChangeInCapacity`` +1: the alarm re-invokes the policy
+        every minute until the first copy serves, and an exact capacity asks for one copy however
+        often it is invoked, whatever SageMaker does with a change asked for while the component
+        is updating. And since ``ExactCapacity`` would lower a larger copy count, the alarm reads
+        ``IF(FILL(busy, 0) > 0, 0, failures)``: a minute in which any copy reports requests
+        (``ConcurrentRequestsPerCopy`` Maximum, component-wide) never breaches (see
+        :meth:`~sagemaker_pools.scaling.ScalableCapacity.wake_from_zero` and docs/scaling.md,
+        "Waking from zero"). SageMaker provisions an instance from the highest-priority pool with
+        capacity (managed instance scaling); requests fail until a copy is in service.
 
         Args:
-            cold_start: how long a new copy (and the instance under it) takes to serve; no second
-                copy is added within it. Default: the endpoint's provisioning timeout plus 20 minutes
-                (``DEFAULT_COLD_START``), so that a wake-up that falls back to the next pool still
-                adds one copy (40 minutes with the default timeout).
+            cooldown: the step policy's cooldown, 60 s to one day. Default: 300 s
+                (``DEFAULT_WAKE_UP_COOLDOWN``, Application Auto Scaling's own).
         """
         if self.scale_from_zero_step is not None:
             raise PoolConfigError("InferenceComponent.auto_scale.scale_from_zero", "a second call", "one scale-from-zero policy per component")
@@ -767,12 +770,21 @@ class ComponentScaling(ScalableCapacity):
             raise PoolConfigError(
                 "InferenceComponent.auto_scale.scale_from_zero", f"min_copies={self.min_capacity}", "min_copies=0: there is no zero to leave otherwise"
             )
+        one_minute = Duration.minutes(1)
         step = self.wake_from_zero(
             "ScaleFromZero",
-            metric=self.component.metric_no_capacity_invocation_failures(statistic="Sum", period=Duration.minutes(1)),
-            cold_start=cold_start if cold_start is not None else self.component.endpoint._wake_up_cold_start(),
+            metric=cloudwatch.MathExpression(
+                expression="IF(FILL(busy, 0) > 0, 0, failures)",
+                using_metrics={
+                    "failures": self.component.metric_no_capacity_invocation_failures(statistic="Sum", period=one_minute),
+                    "busy": self.component.metric_concurrent_requests_per_copy(statistic="Maximum", period=one_minute),
+                },
+                period=one_minute,
+                label="Requests that found no copy (none while a copy serves)",
+            ),
+            cooldown=cooldown,
             evaluation_periods=1,
-            alarm_description=f"A request found no copy of inference component {self.component.inference_component_name}: add one.",
+            alarm_description=f"A request found no copy of inference component {self.component.inference_component_name}: set one.",
         )
         self.scale_from_zero_step = step
         return step

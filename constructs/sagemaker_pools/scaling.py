@@ -44,6 +44,7 @@ __all__ = [
     "SERVICE_NAMESPACE",
     "VARIANT_INSTANCE_COUNT",
     "DEFAULT_COLD_START",
+    "DEFAULT_WAKE_UP_COOLDOWN",
     "INFERENCE_COMPONENT_COPY_COUNT",
     "variant_resource_id",
     "inference_component_resource_id",
@@ -67,10 +68,14 @@ MAX_EXPRESSION_LENGTH = 2048
 #: Cooldowns: whole seconds; Application Auto Scaling states no maximum, one day is plenty.
 MAX_COOLDOWN_SECONDS = 86400
 #: How long a new unit takes to serve once its pool has capacity, by default: a GPU LLM's instance
-#: acquisition, multi-GB model download and load take 10-20 minutes. The wake-ups from zero add the
-#: endpoint's provisioning timeout to it (a fallback waits that first), inference components' target
-#: tracking uses it as scale-out cooldown (docs/scaling.md, "Waking from zero", "Cooldowns and start-up").
+#: acquisition, multi-GB model download and load take 10-20 minutes. Inference components' target
+#: tracking uses it as scale-out cooldown (docs/scaling.md, "Cooldowns and start-up").
 DEFAULT_COLD_START = Duration.minutes(20)
+#: The wake-up from zero's cooldown by default: Application Auto Scaling's own default for a
+#: SageMaker step policy. The wake-up sets an exact capacity of one, so the cooldown does not
+#: decide how many units a cold start asks for; a long one could only delay a second wake-up
+#: (docs/scaling.md, "Waking from zero").
+DEFAULT_WAKE_UP_COOLDOWN = Duration.seconds(300)
 
 _SEARCH = re.compile(r"\bSEARCH\s*\(", re.IGNORECASE)
 #: A variant's predefined metric types and the SageMaker metric each tracks.
@@ -495,38 +500,41 @@ class ScalableCapacity(Construct):
         id: str,
         *,
         metric: cloudwatch.IMetric,
-        cold_start: Duration,
         evaluation_periods: int,
         alarm_description: str,
+        cooldown: Duration | None = None,
     ) -> StepScaling:
-        """Add one unit when ``metric`` (>= 1 while work finds no capacity) alarms; no second one within ``cold_start``.
+        """Set the capacity to exactly one unit while ``metric`` (>= 1 only while nothing serves) alarms.
 
         CloudWatch invokes an Auto Scaling action once a minute for as long as the alarm stays in
         ALARM, and requests keep failing (the backlog keeps waiting) until the first unit serves.
-        The step is ``ChangeInCapacity`` +1 with a cooldown of ``cold_start``: within a step
-        policy's cooldown Application Auto Scaling counts the unit it added as part of the
-        capacity for the next scale-out, so the repeated invocations add nothing until the
-        cooldown ends. It never scales in (``ExactCapacity`` 1 would, against target tracking;
-        see docs/scaling.md, "Waking from zero").
+        The step is ``ExactCapacity`` 1: however often it is invoked through a cold start, and
+        whether or not SageMaker accepts a capacity change while the endpoint is updating, it asks
+        for one unit. ``ExactCapacity`` would also *lower* a larger capacity, so ``metric`` must
+        read >= 1 only while no unit serves and no other policy can add capacity: the callers
+        guard it (the inference component's alarm ignores minutes in which a copy reports
+        requests; the async endpoint's target tracking reads nothing while the backlog has no
+        instance). See docs/scaling.md, "Waking from zero".
 
         Args:
             id: construct id of the policy (the alarm is ``<id>Alarm``).
             metric: the no-capacity signal (``NoCapacityInvocationFailures``, ``HasBacklogWithoutCapacity``).
-            cold_start: how long a new unit takes to serve, 60 s to one day.
             evaluation_periods: one-minute periods at >= 1 before the alarm fires (all must breach).
             alarm_description: the alarm's description.
+            cooldown: the step policy's cooldown, 60 s to one day. Default: 300 s
+                (``DEFAULT_WAKE_UP_COOLDOWN``, Application Auto Scaling's own).
         """
-        seconds_in_range(cold_start, f"{self._field}.cold_start", 60, MAX_COOLDOWN_SECONDS)
+        seconds_in_range(cooldown, f"{self._field}.{id}.cooldown", 60, MAX_COOLDOWN_SECONDS)
         return self.scale_on_step(
             id,
             metric=metric,
             threshold=1,
             adjustment=1,
-            adjustment_type="ChangeInCapacity",
+            adjustment_type="ExactCapacity",
             comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
             evaluation_periods=evaluation_periods,
             datapoints_to_alarm=evaluation_periods,
-            cooldown=cold_start,
+            cooldown=cooldown if cooldown is not None else DEFAULT_WAKE_UP_COOLDOWN,
             alarm_description=alarm_description,
         )
 

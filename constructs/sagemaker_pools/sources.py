@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from aws_cdk import CfnResource, Duration
+from aws_cdk import CfnResource
 from constructs import Node
 
 from .pools import InstancePool
@@ -59,5 +59,3 @@ class ComponentHost(PooledVariant, Protocol):
     def hosts_inference_components(self) -> bool:
         """True when the variant was made without a model, with managed instance scaling."""
 
-    def _wake_up_cold_start(self) -> Duration:
-        """The default cold start of a wake-up from zero: the provisioning timeout + ``DEFAULT_COLD_START``."""
