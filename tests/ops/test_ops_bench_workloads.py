@@ -462,7 +462,9 @@ def test_a_replay_sends_the_captured_requests_at_their_recorded_pace(server: Loc
     assert [b["inputs"] for b in received(server)] == [f"request {i}" for i in range(6)]  # every captured input, in order
     sent = sorted(json.loads(line)["sent"] for line in saved.read_text().splitlines())
     for measured, recorded in zip(sent, REPLAYED_AT, strict=True):
-        assert recorded - 0.005 <= measured <= recorded + 0.25  # never early; late only by what a busy machine delays
+        # Never early; late only by what a busy machine delays (a replay at half the pace would be
+        # 1.2 s late by its last request).
+        assert recorded - 0.005 <= measured <= recorded + 1.0
     assert report is not None and report["run"]["mode"] == "replay"
     assert report["run"]["replay"] == {"source": str(folder), "captured_requests": 6, "skipped_records": 1, "span_s": pytest.approx(1.2)}
     assert report["requests"]["total"] == 6 and report["dispatch_lag_ms"]["count"] == 6
