@@ -626,3 +626,27 @@ def test_rolling_accepts_exactly_the_ranges_the_readme_states(build: Callable[[c
     else:
         with pytest.raises(PoolConfigError):
             build(new_stack())
+
+
+def test_a_fixed_component_name_taken_in_the_app_is_refused_and_nothing_is_added() -> None:
+    """Inference component names are unique per account and region, as endpoint names are."""
+
+    def _both(stack: cdk.Stack) -> list[ComponentSpec]:
+        return [_spec(stack, P5, accelerator_count=8), _spec(stack, G6, accelerator_count=8)]
+
+    app = cdk.App()
+    first_stack = cdk.Stack(app, "First")
+    _ic_endpoint(first_stack).add_inference_component("Ic", inference_component_name="llm-ic", specifications=_both(first_stack))
+    second_stack = cdk.Stack(app, "Second")
+    endpoint = _ic_endpoint(second_stack)
+    # An endpoint may share the component's name: another kind of resource.
+    assert endpoint.endpoint_name != "llm-ic"
+    with pytest.raises(PoolConfigError) as err:
+        endpoint.add_inference_component("Ic", inference_component_name="llm-ic", specifications=_both(second_stack))
+    assert (err.value.field, err.value.value) == ("InferenceComponent.inference_component_name", "llm-ic")
+    assert "no other inference component in" in err.value.allowed and "First/" in err.value.allowed
+    assert "inference component names are unique per account and region" in err.value.allowed
+    assert not endpoint.node.try_find_child("Ic")
+    assert resources(template_of(second_stack), "AWS::SageMaker::InferenceComponent") == {}
+    # Another name is accepted beside it.
+    endpoint.add_inference_component("Other", inference_component_name="llm-ic-2", specifications=_both(second_stack))

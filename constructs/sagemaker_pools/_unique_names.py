@@ -1,7 +1,8 @@
-"""Fixed endpoint names already taken in an app: a second endpoint with the same name cannot deploy.
+"""Fixed names already taken in an app: a second endpoint (inference component) with the same name cannot deploy.
 
 An endpoint's name is unique per account and region (``CreateEndpoint`` refuses a name in use),
-and CloudFormation finds out only at deploy time: in one stack the whole deployment fails and
+and so is an inference component's (``CreateInferenceComponent``); CloudFormation finds out only
+at deploy time: in one stack the whole deployment fails and
 rolls back; across stacks the second stack's deployment does. Refusing it at construction
 costs a dictionary lookup per named endpoint (and two questions to Node per stack, remembered).
 
@@ -28,27 +29,28 @@ __all__ = ["NameClaim", "check_name_is_free"]
 
 @dataclass(frozen=True)
 class NameClaim:
-    """A fixed name found free in ``environment`` of the app at ``root``; :meth:`take` records its owner."""
+    """A fixed name of ``kind`` found free in ``environment`` of the app at ``root``; :meth:`take` records its owner."""
 
     root: IConstruct
     environment: str
     name: str
+    kind: str = "endpoint"
 
     def take(self, owner: Construct) -> None:
         """Record ``owner`` (the construct just made) as the holder of the name."""
-        _TAKEN.setdefault(self.root, {})[(self.environment, self.name)] = owner
+        _TAKEN.setdefault(self.root, {})[(self.kind, self.environment, self.name)] = owner
 
 
-def check_name_is_free(scope: Construct, name: str | None, field: str) -> NameClaim | None:
-    """Raise :class:`PoolConfigError` if another endpoint of ``scope``'s app in the same environment
-    has the fixed ``name``; else the claim to :meth:`~NameClaim.take` once the endpoint exists
-    (None for a generated or token name)."""
+def check_name_is_free(scope: Construct, name: str | None, field: str, kind: str = "endpoint") -> NameClaim | None:
+    """Raise :class:`PoolConfigError` if another resource of ``kind`` (``"endpoint"``,
+    ``"inference component"``) of ``scope``'s app in the same environment has the fixed ``name``;
+    else the claim to :meth:`~NameClaim.take` once the resource exists (None for a token name)."""
     if name is None or is_unresolved(name):
         return None
     stack = stack_of(scope)
     root = root_of(stack)
     environment = stack_environment(stack)
-    holder = _TAKEN.get(root, {}).get((environment, name))
+    holder = _TAKEN.get(root, {}).get((kind, environment, name))
     if holder is not None:
         holder_stack = stack_path_of(holder)
         where = "in this stack"
@@ -59,11 +61,11 @@ def check_name_is_free(scope: Construct, name: str | None, field: str) -> NameCl
         raise PoolConfigError(
             field,
             name,
-            f"a name no other endpoint {where} has: {path_of(holder)} has it, and CloudFormation would fail "
-            "to create the second endpoint (endpoint names are unique per account and region)",
+            f"a name no other {kind} {where} has: {path_of(holder)} has it, and CloudFormation would fail "
+            f"to create the second {kind} ({kind} names are unique per account and region)",
         )
-    return NameClaim(root, environment, name)
+    return NameClaim(root, environment, name, kind)
 
 
-#: app (the construct tree's root) -> (environment, fixed name) -> the endpoint that has it
+#: app (the construct tree's root) -> (kind, environment, fixed name) -> the construct that has it
 _TAKEN: "weakref.WeakKeyDictionary[IConstruct, dict[tuple[str, str], Construct]]" = weakref.WeakKeyDictionary()

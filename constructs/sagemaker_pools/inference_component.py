@@ -31,6 +31,7 @@ from constructs import Construct
 
 from ._tokens import is_unresolved
 from ._tree import remember_stack
+from ._unique_names import check_name_is_free
 from ._validate import check_int_range, check_min_max, check_name, check_tags, concrete_seconds, seconds_in_range
 from .errors import PoolConfigError
 from .hardware import InstanceHardware, hardware_of
@@ -329,6 +330,7 @@ class InferenceComponent(Resource):
         if deployment is not None and not isinstance(deployment, ComponentDeploymentPolicy):
             raise PoolConfigError(f"{field_}.deployment", deployment, "a ComponentDeploymentPolicy (rolling)")
         check_name(inference_component_name, f"{field_}.inference_component_name")
+        name_claim = check_name_is_free(scope, inference_component_name, f"{field_}.inference_component_name", "inference component")
         check_tags(tags, f"{field_}.tags")
 
         super().__init__(scope, id)
@@ -355,6 +357,8 @@ class InferenceComponent(Resource):
             self._resource.add_resource_dependency(resource)
         for key, value in (tags or {}).items():
             Tags.of(self).add(key, value)
+        if name_claim is not None:
+            name_claim.take(self)
         for index, instance_type in unchecked:
             Annotations.of(self).add_warning_v2(
                 "sagemaker-pools:unknown-hardware",
