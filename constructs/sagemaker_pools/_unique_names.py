@@ -68,4 +68,4 @@ def check_name_is_free(scope: Construct, name: str | None, field: str, kind: str
 
 
 #: app (the construct tree's root) -> (kind, environment, fixed name) -> the construct that has it
-_TAKEN: "weakref.WeakKeyDictionary[IConstruct, dict[tuple[str, str], Construct]]" = weakref.WeakKeyDictionary()
+_TAKEN: "weakref.WeakKeyDictionary[IConstruct, dict[tuple[str, str, str], Construct]]" = weakref.WeakKeyDictionary()
