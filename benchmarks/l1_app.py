@@ -489,17 +489,31 @@ def scale_from_zero(scope: Construct, id: str, target: appscaling.CfnScalableTar
 
 
 def weighted_utilization_queries(dimensions: Callable[[str], list[dict[str, str]]], metric_name: str,
-                                 pools: Sequence[tuple[str, int]]) -> list[dict[str, Any]]:
-    """The library's max-over-types weighted utilization: each type's concurrency over its maximum."""
+                                 pools: Sequence[tuple[str, int]], *,
+                                 presence: tuple[str, str] | None = None) -> list[dict[str, Any]]:
+    """The library's max-over-types weighted utilization: each type's concurrency over its maximum.
+
+    ``presence`` (namespace, metric): the signal exists only while some unit publishes that metric
+    (its SampleCount per type), and then a missing concurrency reads 0.
+    """
     out = [
         query(f"c{i}", stat=metric_stat(SAGEMAKER_NS, metric_name, dimensions(t), "Maximum"))
         for i, (t, _) in enumerate(pools, start=1)
     ]
+    if presence is not None:
+        out += [
+            query(f"s{i}", stat=metric_stat(presence[0], presence[1], dimensions(t), "SampleCount", unit="Percent"), label=f"instances {t}")
+            for i, (t, _) in enumerate(pools, start=1)
+        ]
     out += [
         query(f"u{i}", expression=f"c{i} / {m}", label=f"{t} utilization") for i, (t, m) in enumerate(pools, start=1)
     ]
     ids = ", ".join(f"u{i}" for i in range(1, len(pools) + 1))
-    out.append(query("result", expression=f"MAX([{ids}])", label="Weighted utilization (max-over-types)", return_data=True))
+    top = f"MAX([{ids}])"
+    if presence is not None:
+        out.append(query("n", expression=" + ".join(f"s{i}" for i in range(1, len(pools) + 1)), label="instances"))
+        top = f"IF(FILL(n, 0) > 0, FILL({top}, 0))"
+    out.append(query("result", expression=top, label="Weighted utilization (max-over-types)", return_data=True))
     return out
 
 
@@ -909,6 +923,8 @@ def inference_component_pools(app: App, name: str = "InferenceComponentPools") -
             lambda t: dims(InferenceComponentName="llm-pooled-ic", InstanceType=t),
             "ConcurrentRequestsPerCopy",
             [(p5, 32), (g6, 12)],
+            # Idle copies may publish no concurrency: read 0 while copies report their presence.
+            presence=("/aws/sagemaker/InferenceComponents", "CPUUtilizationNormalized"),
         ),
         target_value=0.7,
         scale_in_cooldown=900,

@@ -210,6 +210,39 @@ def test_copies_track_utilization_weighted_by_instance_type(example: dict[str, A
     # Per-copy capacity from each specification: 32 on p5, 12 on g6.
     assert metrics["u1"]["Expression"] == "c1 / 32" and metrics["u2"]["Expression"] == "c2 / 12"
     assert [m["Id"] for m in metrics.values() if m["ReturnData"]] == ["result"]
+    for ident, itype in (("s1", P5), ("s2", G6)):
+        stat = metrics[ident]["MetricStat"]
+        assert (stat["Metric"]["Namespace"], stat["Metric"]["MetricName"], stat["Stat"]) == (
+            "/aws/sagemaker/InferenceComponents", "CPUUtilizationNormalized", "SampleCount"
+        )
+        assert {"Name": "InstanceType", "Value": itype} in stat["Metric"]["Dimensions"]
+
+
+@pytest.mark.parametrize(
+    ("p5", "g6", "tracked"),
+    [
+        ((16.0, 2.0), (None, None), 0.5),  # busy p5 copies: 16 / 32
+        ((None, 2.0), (6.0, 1.0), 0.5),  # only g6 reports concurrency: 6 / 12
+        ((None, 2.0), (None, 1.0), 0.0),  # copies report their presence but no concurrency: idle, real 0
+        ((None, None), (None, None), None),  # no copy serves (zero, or a wake-up's copy loading): nothing
+        ((20.0, None), (None, None), None),  # concurrency without presence samples: not trusted
+    ],
+)
+def test_the_copy_policy_reads_idle_copies_as_zero_and_nothing_without_copies(
+    example: dict[str, Any], p5: tuple[float | None, float | None], g6: tuple[float | None, float | None], tracked: float | None
+) -> None:
+    """(concurrency, presence samples) per type -> the tracked value: a policy without data never
+    scales in, whether or not idle copies publish zeros (undocumented); docs/scaling.md."""
+    policies = resources(example, "AWS::ApplicationAutoScaling::ScalingPolicy")
+    (tracking,) = [v["Properties"] for v in policies.values() if v["Properties"]["PolicyType"] == "TargetTrackingScaling"]
+    queries = tracking["TargetTrackingScalingPolicyConfiguration"]["CustomizedMetricSpecification"]["Metrics"]
+    by_type = {P5: p5, G6: g6}
+
+    def value(stat: dict[str, Any]) -> float | None:
+        itype = next(d["Value"] for d in stat["Metric"]["Dimensions"] if d["Name"] == "InstanceType")
+        return by_type[itype][0 if stat["Metric"]["MetricName"] == "ConcurrentRequestsPerCopy" else 1]
+
+    assert metric_math.evaluate(queries, value) == tracked
 
 
 def test_example_satisfies_the_api_contract(example: dict[str, Any]) -> None:

@@ -418,3 +418,43 @@ def test_a_parameter_instance_type_is_added_unchecked_and_a_literal_is_checked()
     assert error.value.field == "metric.instance_type"
     metric = sagemaker_metric("ModelLatency", VARIANT, period=Duration.minutes(2))
     assert (metric.period.to_seconds(), metric.namespace) == (120, "AWS/SageMaker")
+
+
+def _evaluate(query: Any, values: dict[str, float | None]) -> float | None:
+    """``query`` at one timestamp, each metric read by its id from ``values``."""
+    from sagemaker_pools import metric_math
+
+    flat = flatten(query)
+    queries: list[dict[str, Any]] = [{"Id": i, "MetricStat": {"Id": i}, "ReturnData": False} for i in flat.stats]
+    queries += [{"Id": i, "Expression": e, "ReturnData": False} for i, e in flat.expressions.items()]
+    queries.append({"Id": "top", "Expression": flat.expression, "ReturnData": True})
+    return metric_math.evaluate(queries, lambda stat: values[stat["Id"]])
+
+
+@pytest.mark.parametrize(
+    ("strategy", "pools", "expected_top"),
+    [
+        (UtilizationStrategy.MAX_OVER_TYPES, 2, "IF(FILL(n, 0) > 0, FILL(MAX([u1, u2]), 0))"),
+        (UtilizationStrategy.AVERAGE_OVER_TYPES, 2, "IF(FILL(n, 0) > 0, FILL((u1 + u2) / 2, 0))"),
+        (UtilizationStrategy.INSTANCE_WEIGHTED, 2, "IF(FILL(n, 0) > 0, FILL((u1 * s1 + u2 * s2) / n, 0))"),
+        (UtilizationStrategy.MAX_OVER_TYPES, 1, "IF(FILL(n, 0) > 0, FILL(c1 / 10, 0))"),
+    ],
+)
+def test_zero_when_idle_reads_missing_concurrency_as_zero_only_while_units_report(
+    strategy: UtilizationStrategy, pools: int, expected_top: str
+) -> None:
+    types = [InstancePool(instance_type="ml.g6e.2xlarge", max_concurrency=10), InstancePool(instance_type="ml.g6.2xlarge", max_concurrency=20)][:pools]
+    query = weighted_utilization_query(MetricSource.inference_component("ic"), types, strategy=strategy, zero_when_idle=True)
+    flat = flatten(query)
+    assert flat.expression == expected_top
+    assert len(flat.stats) == 2 * pools  # concurrency and presence per type: within the 10-metric rule at five
+    present = {f"s{i}": 1.0 for i in range(1, pools + 1)}
+    # Units report, no concurrency: idle, a real zero (target tracking can scale in).
+    assert _evaluate(query, {**{f"c{i}": None for i in range(1, pools + 1)}, **present}) == 0.0
+    # No unit reports: nothing, whatever the concurrency reads.
+    assert _evaluate(query, {**{f"c{i}": 5.0 for i in range(1, pools + 1)}, **{k: None for k in present}}) is None
+    # Busy: the strategy's own value (5 / 10 on the first type).
+    busy = _evaluate(query, {"c1": 5.0, **{f"c{i}": None for i in range(2, pools + 1)}, **present})
+    assert busy == pytest.approx({UtilizationStrategy.AVERAGE_OVER_TYPES: 0.25, UtilizationStrategy.INSTANCE_WEIGHTED: 0.25}.get(strategy, 0.5) if pools > 1 else 0.5)
+    # Without the option, the same query has no presence condition.
+    assert ", 0))" not in (flatten(weighted_utilization_query(MetricSource.inference_component("ic"), types, strategy=strategy)).expression or "")

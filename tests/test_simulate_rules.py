@@ -204,15 +204,35 @@ def test_async_target_tracking_leaves_zero_once_the_backlog_exceeds_its_target(
 # --- inference components: idle copies, managed instance scale-in ----------------------------------
 
 
-def test_the_weighted_copy_policy_scales_to_zero_only_if_idle_copies_publish_zeros(example_templates: dict[str, Any]) -> None:
-    """Undocumented either way, so a reading: with zeros, 15 datapoints below 90 % of the target scale
-    the copies in to the minimum (0: ceil(4 x 0 / 0.7)); with no datapoint, the policy's alarm has
-    INSUFFICIENT_DATA and "A target tracking scaling policy does not scale in" then: four copies for ever."""
-    spec = read_fleet(example_templates["InferenceComponentPools"])
+def _copy_policy_without_presence(template: dict[str, Any]) -> dict[str, Any]:
+    """The weighted copy policy as it was: ``MAX([u1, u2])``, with no copy-presence condition."""
+    changed = copy.deepcopy(template)
+    for resource in changed["Resources"].values():
+        tracking = resource["Properties"].get("TargetTrackingScalingPolicyConfiguration")
+        if tracking:
+            queries = tracking["CustomizedMetricSpecification"]["Metrics"]
+            kept = [q for q in queries if q["Id"][0] in "cu"]
+            tracking["CustomizedMetricSpecification"]["Metrics"] = [*kept, {"Expression": "MAX([u1, u2])", "Id": "result", "ReturnData": True}]
+    return changed
+
+
+def test_the_weighted_copy_policy_scales_an_idle_component_to_zero_whether_or_not_idle_copies_publish_zeros(
+    example_templates: dict[str, Any],
+) -> None:
+    """Undocumented either way, so a reading. With zeros, 15 datapoints below 90 % of the target scale
+    the copies in to the minimum (0: ceil(4 x 0 / 0.7)). With no datapoint, a policy on the plain
+    concurrency has INSUFFICIENT_DATA and "A target tracking scaling policy does not scale in" then:
+    four copies (and four p5 instances) for ever. The library's signal reads 0 while copies report
+    their presence (CPUUtilizationNormalized samples), so it scales in under both readings."""
+    template = example_templates["InferenceComponentPools"]
     load = [85.0] * 30 + [0.0] * 90
-    zeros = simulate(spec, Scenario(load=load))
-    assert [(a.minute, a.before, a.after) for a in zeros.activities] == [(30 + 14, 4, 0)]
-    missing = simulate(spec, Scenario(load=load, readings=frozenset({IDLE_COPIES_MISSING})))
+    for readings in (frozenset(), frozenset({IDLE_COPIES_MISSING})):
+        result = simulate(read_fleet(template), Scenario(load=load, readings=readings))
+        assert [(a.minute, a.before, a.after) for a in result.activities] == [(30 + 14, 4, 0)], readings
+    # The same policy without the presence condition: the reading decides.
+    plain = read_fleet(_copy_policy_without_presence(template))
+    assert [(a.before, a.after) for a in simulate(plain, Scenario(load=load)).activities] == [(4, 0)]
+    missing = simulate(plain, Scenario(load=load, readings=frozenset({IDLE_COPIES_MISSING})))
     assert missing.activities == [] and missing.rows[-1].signal is None
     assert sum(missing.rows[-1].copies.values()) == 4
 
@@ -303,10 +323,8 @@ def test_the_scenario_matrix_runs_every_stack_under_every_reading(example_outdir
     wakes = [r for r in rows if r["scenario"] in ("wake-up", "second burst +20 min") and r["asked per cold start"] != "-"]
     woke = {(r["stack"], r["reading"]) for r in wakes}
     every_reading = {"default", *READINGS, "cooldown-from-request + updates-overlap"}
-    assert woke == {("AsyncScaleToZero", reading) for reading in every_reading} | {
-        # Where idle copies publish nothing, the copies never go to zero: nothing to wake.
-        ("InferenceComponentPools", reading) for reading in every_reading - {IDLE_COPIES_MISSING}
-    }
+    # Both go to zero and wake under every reading (idle copies that publish nothing included).
+    assert woke == {(stack, reading) for stack in ("AsyncScaleToZero", "InferenceComponentPools") for reading in every_reading}
     assert {r["asked per cold start"] for r in wakes} == {"1"}
     for r in wakes:
         if r["scenario"] == "second burst +20 min":

@@ -444,7 +444,7 @@ class InferenceComponent(Resource):
         )
 
     def _weighted_utilization_query(
-        self, *, strategy: UtilizationStrategy, statistic: str, period: int = 60, label: str | None = None
+        self, *, strategy: UtilizationStrategy, statistic: str, period: int = 60, label: str | None = None, zero_when_idle: bool = False
     ) -> Math:
         return weighted_utilization_query(
             self._source,
@@ -454,6 +454,7 @@ class InferenceComponent(Resource):
             period=period,
             label=label,
             field="InferenceComponent",
+            zero_when_idle=zero_when_idle,
         )
 
     @property
@@ -708,7 +709,12 @@ class ComponentScaling(ScalableCapacity):
         The metric is :meth:`InferenceComponent.metric_weighted_utilization`: per type,
         ``ConcurrentRequestsPerCopy`` with the ``InstanceType`` dimension divided by what one copy
         of that type sustains; every type this component lands on needs ``max_concurrency``.
-        A type without copies reads 0 and cannot dilute the default ``MAX_OVER_TYPES``.
+        A type without copies reads 0 and cannot dilute the default ``MAX_OVER_TYPES``. The
+        tracked signal exists only while some copy reports ``CPUUtilizationNormalized`` (one sample
+        per copy a minute), and then a missing concurrency reads 0: whether an idle copy publishes
+        ``ConcurrentRequestsPerCopy`` zeros is undocumented, and a policy whose metric has no data
+        never scales in, so without it an idle component could keep its copies (and instances) for
+        ever; with no copy serving (at zero, or while a wake-up's copy loads) it reads nothing.
 
         Args:
             target: in (0, 1]. Default: 0.7.
@@ -717,7 +723,7 @@ class ComponentScaling(ScalableCapacity):
             others: as :meth:`~sagemaker_pools.scaling.ScalableCapacity.scale_to_track_metric`.
         """
         return self._track_utilization(
-            lambda: self.component._weighted_utilization_query(strategy=strategy, statistic=statistic),
+            lambda: self.component._weighted_utilization_query(strategy=strategy, statistic=statistic, zero_when_idle=True),
             target,
             (scale_in_cooldown, scale_out_cooldown, disable_scale_in),
         )

@@ -448,9 +448,17 @@ def weighted_utilization_query(
     label: str | None = None,
     field: str = "weighted_utilization",
     count_source: InstanceCountSource = DEFAULT_INSTANCE_COUNT_SOURCE,
+    zero_when_idle: bool = False,
 ) -> Math:
     """:func:`weighted_utilization` as plain query data (``period`` in seconds), built once and
     rendered into scaling policies, alarms and dashboards.
+
+    ``zero_when_idle``: the signal exists only while some unit reports its presence (``n``, the
+    count samples, > 0), and then a missing concurrency reads 0:
+    ``IF(FILL(n, 0) > 0, FILL(<strategy's expression>, 0))``. For an inference component's
+    target tracking: whether an idle copy publishes ``ConcurrentRequestsPerCopy`` zeros is
+    undocumented, and a policy whose metric has no data never scales in; with no copy serving
+    (at zero, or during a wake-up's cold start) it still reads nothing (docs/scaling.md).
 
     Raises:
         PoolConfigError: a pool without ``max_concurrency``, or an invalid pool list.
@@ -480,6 +488,8 @@ def weighted_utilization_query(
         for i, p in enumerate(resolved, start=1)
     }
     label = label or f"Weighted utilization ({strategy.value})"
+    if zero_when_idle:
+        return _zero_when_idle(source, resolved, strategy, concurrency, utilization, period, label, count_source)
     if len(resolved) == 1:
         p = resolved[0]
         return expression(f"c1 / {_number(p.max_concurrency)}", concurrency, label)  # type: ignore[arg-type]
@@ -497,6 +507,34 @@ def weighted_utilization_query(
     weighted = " + ".join(f"u{i} * s{i}" for i in range(1, len(resolved) + 1))
     # FILL: without any count data the condition must still exist, so that the maximum takes over.
     return expression(f"IF(FILL(n, 0) > 0, ({weighted}) / n, {maximum})", {**utilization, **samples, "n": total}, label)
+
+
+def _zero_when_idle(
+    source: MetricSource,
+    pools: Sequence[InstancePool],
+    strategy: UtilizationStrategy,
+    concurrency: Mapping[str, Query],
+    utilization: Mapping[str, Query],
+    period: int,
+    label: str,
+    count_source: InstanceCountSource,
+) -> Math:
+    """The strategy's expression, read as 0 when missing, and only while some unit reports (see :func:`weighted_utilization_query`)."""
+    samples = {
+        f"s{i}": instance_count_stat(source, instance_type=p.instance_type, period=period, count_source=count_source)
+        for i, p in enumerate(pools, start=1)
+    }
+    total = Math(" + ".join(samples), tuple(samples.items()), period, "instances")
+    ids = list(utilization)
+    if len(pools) == 1:
+        inner, using = f"c1 / {_number(pools[0].max_concurrency)}", dict(concurrency)  # type: ignore[arg-type]
+    elif strategy is UtilizationStrategy.AVERAGE_OVER_TYPES:
+        inner, using = f"({' + '.join(ids)}) / {len(ids)}", dict(utilization)
+    elif strategy is UtilizationStrategy.MAX_OVER_TYPES:
+        inner, using = f"MAX([{', '.join(ids)}])", dict(utilization)
+    else:
+        inner, using = "(" + " + ".join(f"u{i} * s{i}" for i in range(1, len(pools) + 1)) + ") / n", dict(utilization)
+    return Math(f"IF(FILL(n, 0) > 0, FILL({inner}, 0))", tuple({**using, **samples, "n": total}.items()), period, label)
 
 
 def weighted_utilization(
