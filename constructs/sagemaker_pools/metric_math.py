@@ -38,7 +38,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["MetricMathError", "evaluate", "compile_queries", "check_queries", "DataSource"]
+__all__ = ["MetricMathError", "evaluate", "compile_queries", "check_queries", "query_signature", "DataSource"]
 
 ID = re.compile(r"^[a-z][A-Za-z0-9_]*$")
 
@@ -402,6 +402,47 @@ def check_queries(queries: Sequence[Mapping[str, Any]]) -> None:
     expressions = sum(1 for q in queries if "Expression" in q)
     if stats > 10 or expressions > 10:
         raise MetricMathError(f"{stats} metrics and {expressions} expressions: at most 10 of each")
+
+
+def query_signature(queries: Sequence[Mapping[str, Any]], leaf: Callable[[Mapping[str, Any]], str]) -> str:
+    """A text equal for two query lists when they compute the same value by the same operations.
+
+    The query with ``ReturnData: true``, each id in it replaced by its own query's signature and
+    each ``MetricStat`` by ``leaf(metric_stat)`` (the caller says which of its fields matter):
+    ids, labels and queries the result does not read do not count, so that two alarms that name
+    their queries differently can share one computation. Braces, which the expression grammar
+    does not use, wrap each replacement, so that different structures never give the same text.
+    Equal texts mean equal token sequences over equal inputs, hence bit-identical values; different
+    texts may still compute the same value (e.g. ``1`` and ``1.0``): they are simply not shared.
+
+    Raises:
+        MetricMathError: as :func:`check_queries`, or an unknown id or a cycle.
+    """
+    check_queries(queries)
+    by_id = {q["Id"]: q for q in queries}
+    done: dict[str, str] = {}
+    active: set[str] = set()
+
+    def signature_of(ident: str) -> str:
+        if ident in done:
+            return done[ident]
+        if ident not in by_id:
+            raise MetricMathError(f"unknown id {ident!r}")
+        if ident in active:
+            raise MetricMathError(f"{ident!r} refers to itself")
+        active.add(ident)
+        query = by_id[ident]
+        if "MetricStat" in query:
+            text = "{metric " + leaf(query["MetricStat"]) + "}"
+        else:
+            parts = [signature_of(t) if kind == "name" and t in by_id else t for kind, t in _tokenize(query["Expression"])]
+            text = "{expression " + " ".join(parts) + "}"
+        active.discard(ident)
+        done[ident] = text
+        return text
+
+    (top,) = [q["Id"] for q in queries if q.get("ReturnData", True) in (True, "true")]
+    return signature_of(top)
 
 
 def compile_queries(
