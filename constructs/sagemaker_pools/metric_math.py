@@ -82,6 +82,9 @@ class _Node:
     constant: float = 0.0
     series: _SeriesFn | None = None
     items: tuple["_Node", ...] = ()
+    #: For a sum of time series ``a + b + ...`` (left to right): the terms, so that one more ``+``
+    #: extends the sum instead of wrapping it in another closure.
+    terms: tuple[_SeriesFn, ...] = ()
 
     def as_series(self) -> _SeriesFn:
         """A function giving this node's value as a time-series point."""
@@ -254,8 +257,11 @@ def _binary(left: _Node, right: _Node, op: Callable[[float, float], float | None
         return _scalar(result)
     if left.kind == SERIES and right.kind == SERIES:
         lf, rf = left.as_series(), right.as_series()
-        if op is _add or op is _multiply:
-            return _series(_sum_or_product(lf, rf, op is _add))
+        if op is _add:
+            terms = (*(left.terms or (lf,)), rf)
+            return _Node(SERIES, series=_sum_of(terms), terms=terms)
+        if op is _multiply:
+            return _series(_product(lf, rf))
 
         def both(d: DataSource) -> float | None:
             a, b = lf(d), rf(d)
@@ -304,17 +310,29 @@ def _elementwise(node: _Node, fn: Callable[[float], float]) -> _Node:
     return _series(apply)
 
 
-def _sum_or_product(lf: _SeriesFn, rf: _SeriesFn, add: bool) -> _SeriesFn:
-    """TS + TS or TS * TS with the operator inlined (the hot path of weighted signals): as ``both`` with ``_add`` / ``_multiply``."""
-    if add:
+def _sum_of(terms: tuple[_SeriesFn, ...]) -> _SeriesFn:
+    """TS + TS + ... left to right in one closure (the hot path of weighted signals).
 
-        def added(d: DataSource) -> float | None:
-            a, b = lf(d), rf(d)
-            if a is None:
-                return None if b is None else 0.0 + b
-            return a + (0.0 if b is None else b)
+    The same operations as nesting ``both`` with ``_add``: the running total and each term, a
+    missing one as 0, no point while both are missing.
+    """
+    first, rest = terms[0], terms[1:]
 
-        return added
+    def added(d: DataSource) -> float | None:
+        total = first(d)
+        for term in rest:
+            b = term(d)
+            if total is None:
+                total = None if b is None else 0.0 + b
+            else:
+                total = total + (0.0 if b is None else b)
+        return total
+
+    return added
+
+
+def _product(lf: _SeriesFn, rf: _SeriesFn) -> _SeriesFn:
+    """TS * TS with the operator inlined: as ``both`` with ``_multiply``."""
 
     def multiplied(d: DataSource) -> float | None:
         a, b = lf(d), rf(d)
@@ -515,6 +533,8 @@ def compile_queries(
         constant = root.constant
         return lambda _data: constant
     root_fn = root.as_series()
+    if not any(reads[ident] >= 2 and node.kind != SCALAR for ident, node in compiled.items()):
+        return root_fn  # nothing is remembered: no memo to clear
 
     def run(data: Any) -> float | None:
         memo.clear()

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 from ...metric_math import compile_queries, query_signature
 
-__all__ = ["Stats", "MetricStore", "Alarm", "Datapoints", "shared_datapoints", "metric_key", "OK", "ALARM", "INSUFFICIENT_DATA"]
+__all__ = ["Stats", "Channel", "MetricStore", "Alarm", "Datapoints", "shared_datapoints", "metric_key", "OK", "ALARM", "INSUFFICIENT_DATA"]
 
 #: Datapoints retrieved beyond the evaluation periods (the evaluation range).
 EXTRA_DATAPOINTS = 2
@@ -40,12 +40,12 @@ class Stats(NamedTuple):
     @staticmethod
     def of(value: float, count: float = 1.0) -> "Stats":
         """``count`` samples that all read ``value``."""
-        return Stats(count, value * count, value, value)
+        return _new_stats(Stats, (count, value * count, value, value))
 
     def merge(self, other: "Stats") -> "Stats":
         """Both sets of samples."""
-        return Stats(
-            self.samples + other.samples, self.total + other.total, min(self.minimum, other.minimum), max(self.maximum, other.maximum)
+        return _new_stats(
+            Stats, (self.samples + other.samples, self.total + other.total, min(self.minimum, other.minimum), max(self.maximum, other.maximum))
         )
 
     def statistic(self, stat: str) -> float | None:
@@ -72,6 +72,13 @@ class Stats(NamedTuple):
             return _FIELDS["Maximum"] if level >= 50 else _FIELDS["Minimum"]
         return _nothing
 
+
+#: ``tuple.__new__``: builds a :class:`Stats` from a tuple in C (the NamedTuple constructor is a
+#: Python function, and a Stats is built for every published sample).
+_new_stats = tuple.__new__
+
+#: Publishes ``count`` samples of ``value`` at a minute into one metric's series (:meth:`MetricStore.channel`).
+Channel = Callable[[int, float, float], None]
 
 _FIELDS: Mapping[str, Callable[[Stats], float | None]] = {
     "Sum": attrgetter("total"),
@@ -119,10 +126,35 @@ class MetricStore:
         """Add ``stats`` to one metric at ``minute``."""
         if self._read is not None and (namespace, name) not in self._read:
             return
-        key = (namespace, name, frozenset(dimensions.items()))
-        series = self._data.get(key)
-        if series is None:
-            series = self._data[key] = {}
+        self._add(namespace, name, self._series(namespace, name, dimensions), minute, stats)
+
+    def channel(self, namespace: str, name: str, dimensions: Mapping[str, str]) -> Channel | None:
+        """A function publishing into one metric, bound to its series once; None when no query reads it.
+
+        For a publisher that sends the same metrics every minute: no key is built and no read
+        check is made per sample. Same effect as :meth:`publish` with ``Stats.of(value, count)``.
+        """
+        if self._read is not None and (namespace, name) not in self._read:
+            return None
+        series = self._series(namespace, name, dimensions)
+        published, metric = self.published, (namespace, name)
+
+        def send(minute: int, value: float, count: float) -> None:
+            # _add's steps, inlined: this runs for every sample the fleet publishes.
+            stats = _new_stats(Stats, (count, value * count, value, value))
+            if not series:
+                published.add(metric)
+            previous = series.get(minute)
+            series[minute] = stats if previous is None else previous.merge(stats)
+
+        return send
+
+    def _series(self, namespace: str, name: str, dimensions: Mapping[str, str]) -> dict[int, Stats]:
+        """The per-minute samples of one metric (shared with its readers, made on first use)."""
+        return self._data.setdefault((namespace, name, frozenset(dimensions.items())), {})
+
+    def _add(self, namespace: str, name: str, series: dict[int, Stats], minute: int, stats: Stats) -> None:
+        """Merge ``stats`` into ``series`` at ``minute``; note the metric as published at its first sample."""
         if not series:  # its first sample (a reader may have made the series already)
             self.published.add((namespace, name))
         previous = series.get(minute)
@@ -274,6 +306,7 @@ class Alarm:
         self._oldest_counted = self._range - evaluation_periods  # the window index leaving the count on a push
         self._missing_recent = max(0, evaluation_periods)
         self._breaching_recent = 0
+        self._present = 0  # present datapoints in the whole window
         self._newest = -1
         self.last_value: float | None = None
 
@@ -298,14 +331,19 @@ class Alarm:
         if newest == self._newest:
             return self.state
         datapoints = self._datapoints
-        for index in range(max(self._newest + 1, newest - self._range + 1), newest + 1):
-            self._push(datapoints.get(index) if index >= 0 else None)
+        if newest == self._newest + 1 and newest >= 0:  # the common case: one more period complete
+            self._push(datapoints.get(newest))
+        else:
+            for index in range(max(self._newest + 1, newest - self._range + 1), newest + 1):
+                self._push(datapoints.get(index) if index >= 0 else None)
         self._newest = newest
         self.last_value = self._window[-1]
         if self._counted and not self._missing_recent:
             # The last evaluation_periods datapoints are all present: they are the most recent
             # present ones, and they alone decide (the first rule above).
             self.state = ALARM if self._breaching_recent >= self.datapoints_to_alarm else OK
+        elif self._counted and not self._present:
+            self.state = self._without_data()  # e.g. a metric the fleet never publishes
         else:
             self.state = self._decide()
         return self.state
@@ -321,6 +359,10 @@ class Alarm:
             if value is None:
                 self._missing_recent += 1
             self._breaching_recent += breaches
+        if self._window[0] is not None:  # the oldest leaves the window
+            self._present -= 1
+        if value is not None:
+            self._present += 1
         self._window.append(value)
         self._breaches.append(breaches)
 
@@ -332,14 +374,14 @@ class Alarm:
         if len(present) >= n:
             breaching = sum(1 for v in present[-n:] if compare(v, threshold))
             return ALARM if breaching >= needed else OK
+        if not present:
+            return self._without_data()
         treat = self.treat_missing_data
         breaching = sum(1 for v in present if compare(v, threshold))
         if treat in ("breaching", "notBreaching"):
             if treat == "breaching":
                 breaching += n - len(present)
             return ALARM if breaching >= needed else OK
-        if not present:
-            return INSUFFICIENT_DATA if treat == "missing" else self.state
         if breaching >= needed:
             return ALARM
         if breaching < len(present):  # a present datapoint does not breach
@@ -347,6 +389,15 @@ class Alarm:
         if treat == "ignore":
             return self.state
         return ALARM if self._window[0] is not None else INSUFFICIENT_DATA
+
+    def _without_data(self) -> str:
+        """The state by the rules of :meth:`evaluate` when no datapoint of the window is present (fewer than evaluation_periods)."""
+        treat = self.treat_missing_data
+        if treat == "breaching":  # all filled in as breaching
+            return ALARM if self.evaluation_periods >= self.datapoints_to_alarm else OK
+        if treat == "notBreaching":
+            return ALARM if 0 >= self.datapoints_to_alarm else OK
+        return INSUFFICIENT_DATA if treat == "missing" else self.state
 
     def recent(self, minute: int) -> list[float]:
         """The present datapoints of the evaluation range ending at ``minute`` (oldest first)."""

@@ -127,11 +127,21 @@ def simulate(spec: FleetSpec, scenario: Scenario) -> Result:
     fleet.start(initial)
     scaler = Autoscaler(spec.scaling, alarms, actions, store, initial, readings)
     rows: list[Row] = []
+    # The alarms by name, and the names of those in ALARM, recomputed only when a state changes
+    # (rarely: the row would otherwise filter and sort every alarm every minute).
+    by_name = sorted(alarms.items())
+    states = [alarm.state for _, alarm in by_name]
+    in_alarm = _in_alarm(by_name, states)
     for minute, offered in enumerate(scenario.load):
         concurrency = offered if scenario.column == "concurrency" else _concurrency(fleet, minute, offered, scenario)
         snap = fleet.step(minute, scaler.desired, concurrency, store)
-        for alarm in alarms.values():
-            alarm.evaluate(minute)
+        changed = False
+        for i, (_, alarm) in enumerate(by_name):
+            state = alarm.evaluate(minute)
+            if state != states[i]:
+                states[i], changed = state, True
+        if changed:
+            in_alarm = _in_alarm(by_name, states)
         if snap.rolled_back_to is not None:
             scaler.roll_back(minute, snap.rolled_back_to)
         scaler.step(minute, updating=snap.status != IN_SERVICE)
@@ -146,7 +156,7 @@ def simulate(spec: FleetSpec, scenario: Scenario) -> Result:
                 copies=snap.copies_in_service,
                 desired_capacity=scaler.desired,
                 signal=scaler.signal(minute),
-                alarms=sorted(name for name, alarm in alarms.items() if alarm.state == ALARM),
+                alarms=list(in_alarm),  # the scaler evaluates alarms at this same minute only: no state changed since
                 backlog=snap.backlog,
                 status=snap.status,
             )
@@ -166,6 +176,11 @@ def simulate(spec: FleetSpec, scenario: Scenario) -> Result:
         if missing:
             unpublished[logical_id] = missing
     return Result(spec, scenario, rows, scaler.activities, scaler.signal_target, unpublished)
+
+
+def _in_alarm(by_name: Sequence[tuple[str, Alarm]], states: Sequence[str]) -> list[str]:
+    """The names of the alarms whose state is ALARM, in name order."""
+    return [name for (name, _), state in zip(by_name, states) if state == ALARM]
 
 
 def _concurrency(fleet: Fleet, minute: int, rate: float, scenario: Scenario) -> float:

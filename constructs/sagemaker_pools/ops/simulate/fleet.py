@@ -31,7 +31,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .cloudwatch import MetricStore, Stats
+from .cloudwatch import Channel, MetricStore
 from .readings import IDLE_COPIES_MISSING, IDLE_RELEASE_AFTER_COOLDOWN, INSTANCE_COUNT_METRIC, LAUNCH_POST
 from .template import FleetSpec
 
@@ -45,6 +45,9 @@ ROLLING_BACK = "RollingBack"
 _INVOCATIONS = "AWS/SageMaker"
 _ENDPOINTS = "/aws/sagemaker/Endpoints"
 _COMPONENTS = "/aws/sagemaker/InferenceComponents"
+
+#: A metric the fleet publishes: namespace, name, dimension scope and instance type (or None).
+_ChannelKey = tuple[str, str, str, "str | None"]
 
 
 @dataclass
@@ -136,6 +139,9 @@ class Fleet:
         self._last_operation = 0
         self.variant_dims = {"EndpointName": spec.endpoint_name, "VariantName": spec.variant_name}
         self.component_dims = {"InferenceComponentName": self.component.name} if self.component else {}
+        # Each published metric bound to its series in the current store (see _bind).
+        self._channel_store: MetricStore | None = None
+        self._channels: dict[_ChannelKey, Channel | None] = {}
 
     # --- capacity -------------------------------------------------------------------------
 
@@ -404,15 +410,41 @@ class Fleet:
             return in_flight * 60.0 / latency
         return in_flight
 
+    # --- metrics -----------------------------------------------------------------------------
+
+    def _channels_for(self, store: MetricStore) -> dict[_ChannelKey, Channel | None]:
+        """The channels bound so far into ``store`` (forgotten when the store changes)."""
+        if store is not self._channel_store:
+            self._channel_store, self._channels = store, {}
+        return self._channels
+
+    def _bind(self, key: _ChannelKey) -> Channel | None:
+        """Bind one metric the fleet publishes to its series, once per store: ``(namespace, name, scope, type)``.
+
+        The scope names the dimensions (``variant``, ``component`` or ``endpoint``), plus
+        ``InstanceType`` when a type is given. None when no query reads the metric.
+        """
+        namespace, name, scope, instance_type = key
+        dims = {"variant": self.variant_dims, "component": self.component_dims, "endpoint": {"EndpointName": self.spec.endpoint_name}}[scope]
+        if instance_type is not None:
+            dims = {**dims, "InstanceType": instance_type}
+        assert self._channel_store is not None
+        channel = self._channels[key] = self._channel_store.channel(namespace, name, dims)
+        return channel
+
     def _publish(self, minute: int, snap: Snapshot, units: Mapping[str, int], weight: Mapping[str, float], store: MetricStore) -> None:
         per_unit = snap.per_unit_load
+        channels = self._channels_for(store)
+        bind = self._bind
 
-        def emit(namespace: str, name: str, dims: Mapping[str, str], value: float, count: float = 1.0) -> None:
-            if store.reads(namespace, name):
-                store.publish(minute, namespace, name, dims, Stats.of(value, count))
+        def emit(namespace: str, name: str, scope: str, instance_type: str | None, value: float, count: float = 1.0) -> None:
+            key = (namespace, name, scope, instance_type)
+            channel = channels[key] if key in channels else bind(key)
+            if channel is not None:
+                channel(minute, value, count)
 
-        variant = self.variant_dims
-        component = self.component_dims
+        variant = "variant"
+        component = "component"
         all_instances = sum(snap.in_service.values())
         # One CPUUtilization (GPU, memory) sample per instance and type: documented metrics with the
         # documented InstanceType dimension. InstanceCount only under its reading: only the launch post names it.
@@ -420,16 +452,15 @@ class Fleet:
         for t, n in snap.in_service.items():
             if not n:
                 continue
-            typed = {**variant, "InstanceType": t}
             load = per_unit.get(t, 0.0) if not self.component else 0.0
             utilization = min(100.0, 100.0 * load / weight[t]) if weight[t] else 0.0
             if count_metric:
-                emit(_INVOCATIONS, "InstanceCount", typed, float(n))
+                emit(_INVOCATIONS, "InstanceCount", variant, t, float(n))
             for name in ("CPUUtilization", "GPUUtilization", "MemoryUtilization"):
-                emit(_ENDPOINTS, name, typed, utilization, n)
-                emit(_ENDPOINTS, name, variant, utilization, n)
+                emit(_ENDPOINTS, name, variant, t, utilization, n)
+                emit(_ENDPOINTS, name, variant, None, utilization, n)
         if all_instances and count_metric:
-            emit(_INVOCATIONS, "InstanceCount", variant, float(all_instances))
+            emit(_INVOCATIONS, "InstanceCount", variant, None, float(all_instances))
         # Load: concurrency per serving container, invocations.
         metric = "ConcurrentRequestsPerCopy" if self.component else "ConcurrentRequestsPerModel"
         base = component if self.component else variant
@@ -438,39 +469,38 @@ class Fleet:
             if not n:
                 continue
             load = per_unit.get(t, 0.0)
-            typed = {**base, "InstanceType": t}
             # Whether a copy without requests publishes zeros is undocumented: a named reading.
             idle_silent = self.component is not None and self.idle_copies_missing and not load
             if not idle_silent:
-                emit(_INVOCATIONS, metric, typed, load, n)
-                emit(_INVOCATIONS, metric, base, load, n)
+                emit(_INVOCATIONS, metric, base, t, load, n)
+                emit(_INVOCATIONS, metric, base, None, load, n)
             served_share = min(load, weight[t]) if t in self.max_concurrency else load
             requests = self._requests_per_minute(served_share * n, t)
             total_requests += requests
-            emit(_INVOCATIONS, "Invocations", typed, requests)
+            emit(_INVOCATIONS, "Invocations", base, t, requests)
             per = "InvocationsPerCopy" if self.component else "InvocationsPerInstance"
             if not idle_silent:
-                emit(_INVOCATIONS, per, typed, requests / n)
+                emit(_INVOCATIONS, per, base, t, requests / n)
             if self.component:
-                emit(_COMPONENTS, "CPUUtilizationNormalized", typed, min(100.0, 100.0 * load / weight[t]), n)
-                emit(_COMPONENTS, "CPUUtilizationNormalized", base, min(100.0, 100.0 * load / weight[t]), n)
+                emit(_COMPONENTS, "CPUUtilizationNormalized", base, t, min(100.0, 100.0 * load / weight[t]), n)
+                emit(_COMPONENTS, "CPUUtilizationNormalized", base, None, min(100.0, 100.0 * load / weight[t]), n)
         serving = sum(units.values())
         if serving:
-            emit(_INVOCATIONS, "Invocations", base, total_requests)
+            emit(_INVOCATIONS, "Invocations", base, None, total_requests)
             per = "InvocationsPerCopy" if self.component else "InvocationsPerInstance"
             if not (self.component is not None and self.idle_copies_missing and not total_requests):
-                emit(_INVOCATIONS, per, base, total_requests / serving)
+                emit(_INVOCATIONS, per, base, None, total_requests / serving)
         if self.component and serving == 0 and snap.concurrency > 0:
             failures = max(1.0, self._requests_per_minute(snap.concurrency, self.types[0]))
-            emit(_INVOCATIONS, "NoCapacityInvocationFailures", component, failures)
-            emit(_INVOCATIONS, "NoCapacityInvocationFailures", variant, failures)
+            emit(_INVOCATIONS, "NoCapacityInvocationFailures", component, None, failures)
+            emit(_INVOCATIONS, "NoCapacityInvocationFailures", variant, None, failures)
         if self.spec.async_max_concurrent is not None:
             # ApproximateBacklogSize counts requests being processed or yet to be processed.
-            endpoint = {"EndpointName": self.spec.endpoint_name}
+            endpoint = "endpoint"
             backlog = snap.concurrency
             snap.backlog = backlog
-            emit(_INVOCATIONS, "ApproximateBacklogSize", endpoint, backlog)
+            emit(_INVOCATIONS, "ApproximateBacklogSize", endpoint, None, backlog)
             # At zero instances the backlog counts whole: "your endpoint only initiates scaling up
             # from zero after the number of backlog requests exceeds the target tracking value".
-            emit(_INVOCATIONS, "ApproximateBacklogSizePerInstance", endpoint, backlog / max(1, all_instances))
-            emit(_INVOCATIONS, "HasBacklogWithoutCapacity", endpoint, 1.0 if backlog > 0 and not all_instances else 0.0)
+            emit(_INVOCATIONS, "ApproximateBacklogSizePerInstance", endpoint, None, backlog / max(1, all_instances))
+            emit(_INVOCATIONS, "HasBacklogWithoutCapacity", endpoint, None, 1.0 if backlog > 0 and not all_instances else 0.0)
