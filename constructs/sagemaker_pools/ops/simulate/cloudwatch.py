@@ -332,7 +332,9 @@ class Alarm:
             return self.state
         datapoints = self._datapoints
         if newest == self._newest + 1 and newest >= 0:  # the common case: one more period complete
-            self._push(datapoints.get(newest))
+            value = datapoints.get(newest)
+            if value is not None or self._present:  # else all missing before and after: nothing moves
+                self._push(value)
         else:
             for index in range(max(self._newest + 1, newest - self._range + 1), newest + 1):
                 self._push(datapoints.get(index) if index >= 0 else None)

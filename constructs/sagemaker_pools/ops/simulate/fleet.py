@@ -46,6 +46,9 @@ _INVOCATIONS = "AWS/SageMaker"
 _ENDPOINTS = "/aws/sagemaker/Endpoints"
 _COMPONENTS = "/aws/sagemaker/InferenceComponents"
 
+#: The utilization metrics of an instance (``/aws/sagemaker/Endpoints``), one sample per instance.
+_UTILIZATION = ("CPUUtilization", "GPUUtilization", "MemoryUtilization")
+
 #: A metric the fleet publishes: namespace, name, dimension scope and instance type (or None).
 _ChannelKey = tuple[str, str, str, "str | None"]
 
@@ -142,6 +145,7 @@ class Fleet:
         # Each published metric bound to its series in the current store (see _bind).
         self._channel_store: MetricStore | None = None
         self._channels: dict[_ChannelKey, Channel | None] = {}
+        self._groups: dict[tuple[str, tuple[str, ...], str, str], tuple[Channel, ...]] = {}
 
     # --- capacity -------------------------------------------------------------------------
 
@@ -372,15 +376,15 @@ class Fleet:
     def serving_units(self, minute: int) -> dict[str, int]:
         """Serving instances (copies for a component) by type."""
         units = self.copies if self.component else self.instances
-        counts = {t: 0 for t in self.types}
+        counts = dict.fromkeys(self.types, 0)
         for u in units:
             if u.ready_at <= minute and (u.host is None or u.host.ready_at <= minute):
                 counts[u.instance_type] += 1
         return counts
 
     def _serve(self, minute: int, concurrency: float, store: MetricStore) -> Snapshot:
-        instances = {t: 0 for t in self.types}
-        pending = {t: 0 for t in self.types}
+        instances = dict.fromkeys(self.types, 0)
+        pending = dict.fromkeys(self.types, 0)
         for u in self.instances:
             if u.ready_at <= minute:
                 instances[u.instance_type] += 1
@@ -415,8 +419,23 @@ class Fleet:
     def _channels_for(self, store: MetricStore) -> dict[_ChannelKey, Channel | None]:
         """The channels bound so far into ``store`` (forgotten when the store changes)."""
         if store is not self._channel_store:
-            self._channel_store, self._channels = store, {}
+            self._channel_store, self._channels, self._groups = store, {}, {}
         return self._channels
+
+    def _sends(self, namespace: str, names: tuple[str, ...], scope: str, instance_type: str) -> tuple[Channel, ...]:
+        """The read ones among ``names`` per ``instance_type`` and for the whole ``scope``, each name in that order (once per store).
+
+        For the metrics published per serving type and again for the whole variant (component)
+        every minute: those no query reads (GPU and memory utilization, say) are skipped
+        without a call.
+        """
+        group = (namespace, names, scope, instance_type)
+        found = self._groups.get(group)
+        if found is None:
+            keys = [(namespace, name, scope, typed) for name in names for typed in (instance_type, None)]
+            bound = [self._channels[key] if key in self._channels else self._bind(key) for key in keys]
+            found = self._groups[group] = tuple(channel for channel in bound if channel is not None)
+        return found
 
     def _bind(self, key: _ChannelKey) -> Channel | None:
         """Bind one metric the fleet publishes to its series, once per store: ``(namespace, name, scope, type)``.
@@ -456,9 +475,8 @@ class Fleet:
             utilization = min(100.0, 100.0 * load / weight[t]) if weight[t] else 0.0
             if count_metric:
                 emit(_INVOCATIONS, "InstanceCount", variant, t, float(n))
-            for name in ("CPUUtilization", "GPUUtilization", "MemoryUtilization"):
-                emit(_ENDPOINTS, name, variant, t, utilization, n)
-                emit(_ENDPOINTS, name, variant, None, utilization, n)
+            for send in self._sends(_ENDPOINTS, _UTILIZATION, variant, t):
+                send(minute, utilization, n)
         if all_instances and count_metric:
             emit(_INVOCATIONS, "InstanceCount", variant, None, float(all_instances))
         # Load: concurrency per serving container, invocations.
@@ -472,8 +490,8 @@ class Fleet:
             # Whether a copy without requests publishes zeros is undocumented: a named reading.
             idle_silent = self.component is not None and self.idle_copies_missing and not load
             if not idle_silent:
-                emit(_INVOCATIONS, metric, base, t, load, n)
-                emit(_INVOCATIONS, metric, base, None, load, n)
+                for send in self._sends(_INVOCATIONS, (metric,), base, t):
+                    send(minute, load, n)
             served_share = min(load, weight[t]) if t in self.max_concurrency else load
             requests = self._requests_per_minute(served_share * n, t)
             total_requests += requests
@@ -482,8 +500,8 @@ class Fleet:
             if not idle_silent:
                 emit(_INVOCATIONS, per, base, t, requests / n)
             if self.component:
-                emit(_COMPONENTS, "CPUUtilizationNormalized", base, t, min(100.0, 100.0 * load / weight[t]), n)
-                emit(_COMPONENTS, "CPUUtilizationNormalized", base, None, min(100.0, 100.0 * load / weight[t]), n)
+                for send in self._sends(_COMPONENTS, ("CPUUtilizationNormalized",), base, t):
+                    send(minute, min(100.0, 100.0 * load / weight[t]), n)
         serving = sum(units.values())
         if serving:
             emit(_INVOCATIONS, "Invocations", base, None, total_requests)
