@@ -369,9 +369,16 @@ class Fleet:
 
     def _updating(self, minute: int) -> bool:
         """Capacity asked for and not serving yet: instances provisioned or starting, copies loading."""
-        if self.requests or any(u.ready_at > minute for u in self.instances):
+        if self.requests:
             return True
-        return any(c.ready_at > minute for c in self.copies)
+        # Plain loops: asked every minute, and a generator per call costs more than the scan.
+        for unit in self.instances:
+            if unit.ready_at > minute:
+                return True
+        for unit in self.copies:
+            if unit.ready_at > minute:
+                return True
+        return False
 
     def serving_units(self, minute: int) -> dict[str, int]:
         """Serving instances (copies for a component) by type."""
