@@ -36,7 +36,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = ["MetricMathError", "evaluate", "compile_queries", "check_queries", "query_signature", "DataSource"]
 
@@ -422,6 +422,34 @@ def check_queries(queries: Sequence[Mapping[str, Any]]) -> None:
         raise MetricMathError(f"{stats} metrics and {expressions} expressions: at most 10 of each")
 
 
+_T = TypeVar("_T")
+
+
+def _resolver(by_id: Mapping[str, Mapping[str, Any]], define: Callable[[str], _T]) -> Callable[[str], _T]:
+    """``resolve(id)``: ``define(id)`` once per id, depth first (``define`` resolves the ids its query reads).
+
+    Raises:
+        MetricMathError: an id no query has, or a query that reads itself (directly or not).
+    """
+    done: dict[str, _T] = {}
+    active: set[str] = set()
+
+    def resolve(ident: str) -> _T:
+        if ident in done:
+            return done[ident]
+        if ident not in by_id:
+            raise MetricMathError(f"unknown id {ident!r}")
+        if ident in active:
+            raise MetricMathError(f"{ident!r} refers to itself")
+        active.add(ident)
+        value = define(ident)
+        active.discard(ident)
+        done[ident] = value
+        return value
+
+    return resolve
+
+
 def query_signature(queries: Sequence[Mapping[str, Any]], leaf: Callable[[Mapping[str, Any]], str]) -> str:
     """A text equal for two query lists when they compute the same value by the same operations.
 
@@ -438,29 +466,17 @@ def query_signature(queries: Sequence[Mapping[str, Any]], leaf: Callable[[Mappin
     """
     check_queries(queries)
     by_id = {q["Id"]: q for q in queries}
-    done: dict[str, str] = {}
-    active: set[str] = set()
 
     def signature_of(ident: str) -> str:
-        if ident in done:
-            return done[ident]
-        if ident not in by_id:
-            raise MetricMathError(f"unknown id {ident!r}")
-        if ident in active:
-            raise MetricMathError(f"{ident!r} refers to itself")
-        active.add(ident)
         query = by_id[ident]
         if "MetricStat" in query:
-            text = "{metric " + leaf(query["MetricStat"]) + "}"
-        else:
-            parts = [signature_of(t) if kind == "name" and t in by_id else t for kind, t in _tokenize(query["Expression"])]
-            text = "{expression " + " ".join(parts) + "}"
-        active.discard(ident)
-        done[ident] = text
-        return text
+            return "{metric " + leaf(query["MetricStat"]) + "}"
+        parts = [resolve(t) if kind == "name" and t in by_id else t for kind, t in _tokenize(query["Expression"])]
+        return "{expression " + " ".join(parts) + "}"
 
+    resolve = _resolver(by_id, signature_of)
     (top,) = [q["Id"] for q in queries if q.get("ReturnData", True) in (True, "true")]
-    return signature_of(top)
+    return resolve(top)
 
 
 def compile_queries(
@@ -480,8 +496,8 @@ def compile_queries(
     """
     check_queries(queries)
     by_id = {q["Id"]: q for q in queries}
-    compiled: dict[str, _Node] = {}
-    active: set[str] = set()
+    # The ids whose value is remembered within one evaluation.
+    remembering: list[str] = []
     # One evaluation's values by id; reset at each call (an id read twice is computed once).
     memo: dict[str, float | None] = {}
     # How many times the other queries read each id: only an id read twice needs the memo (a
@@ -491,13 +507,6 @@ def compile_queries(
     )
 
     def compile_id(ident: str) -> _Node:
-        if ident in compiled:
-            return compiled[ident]
-        if ident not in by_id:
-            raise MetricMathError(f"unknown id {ident!r}")
-        if ident in active:
-            raise MetricMathError(f"{ident!r} refers to itself")
-        active.add(ident)
         query = by_id[ident]
         if "MetricStat" in query and bind is not None:
             inner = _series(bind(query["MetricStat"]))
@@ -509,14 +518,13 @@ def compile_queries(
 
             inner = _series(raw)
         else:
-            inner = _Parser(query["Expression"], compile_id).parse()
+            inner = _Parser(query["Expression"], resolve).parse()
             if inner.kind == ARRAY:
                 raise MetricMathError(f"{ident}: an array of time series is not a single time series")
-        active.discard(ident)
         if inner.kind == SCALAR or reads[ident] < 2:
-            compiled[ident] = inner
             return inner
         fn = inner.as_series()
+        remembering.append(ident)
 
         def remembered(data: DataSource) -> float | None:
             if ident in memo:
@@ -524,16 +532,16 @@ def compile_queries(
             value = memo[ident] = fn(data)
             return value
 
-        node = compiled[ident] = _series(remembered)
-        return node
+        return _series(remembered)
 
+    resolve = _resolver(by_id, compile_id)
     (top,) = [q["Id"] for q in queries if q.get("ReturnData", True) in (True, "true")]
-    root = compile_id(top)
+    root = resolve(top)
     if root.kind == SCALAR:
         constant = root.constant
         return lambda _data: constant
     root_fn = root.as_series()
-    if not any(reads[ident] >= 2 and node.kind != SCALAR for ident, node in compiled.items()):
+    if not remembering:
         return root_fn  # nothing is remembered: no memo to clear
 
     def run(data: Any) -> float | None:
