@@ -6,6 +6,7 @@
 * An alarm decides from running counts when its recent datapoints are all present, and skips
   the window when none is: the same states as scanning the window every time.
 * A sum of several time series, folded into one closure, follows the rule of nested ``+``.
+* The minute loop pauses the cyclic garbage collector and gives it back as it found it.
 """
 
 from __future__ import annotations
@@ -166,3 +167,22 @@ def test_a_sum_of_many_series_follows_the_rule_of_nested_sums() -> None:
         expected = added(added(added(values[0], values[1]), values[2]), values[3])
         got = evaluate(queries, lambda stat: values[stats.index(stat)])  # type: ignore[arg-type]
         assert repr(got) == repr(expected), values  # repr: -0.0 and 0.0 differ
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_minute_loop_pauses_the_cyclic_collector_and_restores_it_even_on_error(enabled: bool) -> None:
+    import gc
+
+    from sagemaker_pools.ops.simulate.engine import _collector_paused
+
+    was = gc.isenabled()
+    try:
+        (gc.enable if enabled else gc.disable)()
+        with _collector_paused():
+            assert not gc.isenabled()
+        assert gc.isenabled() is enabled
+        with pytest.raises(RuntimeError), _collector_paused():
+            raise RuntimeError("a failing minute")
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()

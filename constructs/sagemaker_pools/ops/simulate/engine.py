@@ -8,7 +8,9 @@ works toward from the next minute on, unless the endpoint is updating.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import gc
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from .autoscaling import Activity, Autoscaler
@@ -126,6 +128,27 @@ def simulate(spec: FleetSpec, scenario: Scenario) -> Result:
     initial = max(spec.scaling.min_capacity, min(spec.scaling.max_capacity, initial))
     fleet.start(initial)
     scaler = Autoscaler(spec.scaling, alarms, actions, store, initial, readings)
+    with _collector_paused():
+        rows = _run_minutes(scenario, fleet, alarms, scaler, store)
+    readers = [(a.logical_id, a.queries) for a in spec.alarms] + [(p.logical_id, p.queries) for p in spec.scaling.target_tracking]
+    unpublished = {}
+    for logical_id, reader_queries in readers:
+        missing = sorted(
+            {
+                f"{q['MetricStat']['Metric'].get('Namespace', '')} {q['MetricStat']['Metric'].get('MetricName', '')}"
+                for q in reader_queries
+                if "MetricStat" in q
+                and (str(q["MetricStat"]["Metric"].get("Namespace", "")), str(q["MetricStat"]["Metric"].get("MetricName", "")))
+                not in store.published
+            }
+        )
+        if missing:
+            unpublished[logical_id] = missing
+    return Result(spec, scenario, rows, scaler.activities, scaler.signal_target, unpublished)
+
+
+def _run_minutes(scenario: Scenario, fleet: Fleet, alarms: Mapping[str, Alarm], scaler: Autoscaler, store: MetricStore) -> list[Row]:
+    """Each minute of ``scenario``: the fleet, then every alarm, then the scaling policies; one row a minute."""
     rows: list[Row] = []
     # The alarms by name, and the names of those in ALARM, recomputed only when a state changes
     # (rarely: the row would otherwise filter and sort every alarm every minute).
@@ -161,21 +184,25 @@ def simulate(spec: FleetSpec, scenario: Scenario) -> Result:
                 status=snap.status,
             )
         )
-    readers = [(a.logical_id, a.queries) for a in spec.alarms] + [(p.logical_id, p.queries) for p in spec.scaling.target_tracking]
-    unpublished = {}
-    for logical_id, reader_queries in readers:
-        missing = sorted(
-            {
-                f"{q['MetricStat']['Metric'].get('Namespace', '')} {q['MetricStat']['Metric'].get('MetricName', '')}"
-                for q in reader_queries
-                if "MetricStat" in q
-                and (str(q["MetricStat"]["Metric"].get("Namespace", "")), str(q["MetricStat"]["Metric"].get("MetricName", "")))
-                not in store.published
-            }
-        )
-        if missing:
-            unpublished[logical_id] = missing
-    return Result(spec, scenario, rows, scaler.activities, scaler.signal_target, unpublished)
+    return rows
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector for the minute loop, and restore it after.
+
+    The loop keeps every row and every published sample alive (nothing it makes is garbage
+    until the run ends), so each full collection walks a heap that only grows, in vain: about a
+    fifth of a 30-day run. Memory still goes back by reference counting as before; what the
+    run leaves in cycles is collected once the collector runs again.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _in_alarm(by_name: Sequence[tuple[str, Alarm]], states: Sequence[str]) -> list[str]:
