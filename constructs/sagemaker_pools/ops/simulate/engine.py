@@ -155,12 +155,13 @@ def _run_minutes(scenario: Scenario, fleet: Fleet, alarms: Mapping[str, Alarm], 
     by_name = sorted(alarms.items())
     states = [alarm.state for _, alarm in by_name]
     in_alarm = _in_alarm(by_name, states)
+    evaluators = [alarm.evaluate for _, alarm in by_name]
     for minute, offered in enumerate(scenario.load):
         concurrency = offered if scenario.column == "concurrency" else _concurrency(fleet, minute, offered, scenario)
         snap = fleet.step(minute, scaler.desired, concurrency, store)
         changed = False
-        for i, (_, alarm) in enumerate(by_name):
-            state = alarm.evaluate(minute)
+        for i, evaluate in enumerate(evaluators):
+            state = evaluate(minute)
             if state != states[i]:
                 states[i], changed = state, True
         if changed:
