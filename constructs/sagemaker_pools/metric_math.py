@@ -36,9 +36,9 @@ import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-__all__ = ["MetricMathError", "evaluate", "compile_queries", "check_queries", "DataSource"]
+__all__ = ["MetricMathError", "evaluate", "compile_queries", "check_queries", "query_signature", "DataSource"]
 
 ID = re.compile(r"^[a-z][A-Za-z0-9_]*$")
 
@@ -82,6 +82,9 @@ class _Node:
     constant: float = 0.0
     series: _SeriesFn | None = None
     items: tuple["_Node", ...] = ()
+    #: For a sum of time series ``a + b + ...`` (left to right): the terms, so that one more ``+``
+    #: extends the sum instead of wrapping it in another closure.
+    terms: tuple[_SeriesFn, ...] = ()
 
     def as_series(self) -> _SeriesFn:
         """A function giving this node's value as a time-series point."""
@@ -254,8 +257,11 @@ def _binary(left: _Node, right: _Node, op: Callable[[float, float], float | None
         return _scalar(result)
     if left.kind == SERIES and right.kind == SERIES:
         lf, rf = left.as_series(), right.as_series()
-        if op is _add or op is _multiply:
-            return _series(_sum_or_product(lf, rf, op is _add))
+        if op is _add:
+            terms = (*(left.terms or (lf,)), rf)
+            return _Node(SERIES, series=_sum_of(terms), terms=terms)
+        if op is _multiply:
+            return _series(_product(lf, rf))
 
         def both(d: DataSource) -> float | None:
             a, b = lf(d), rf(d)
@@ -304,17 +310,29 @@ def _elementwise(node: _Node, fn: Callable[[float], float]) -> _Node:
     return _series(apply)
 
 
-def _sum_or_product(lf: _SeriesFn, rf: _SeriesFn, add: bool) -> _SeriesFn:
-    """TS + TS or TS * TS with the operator inlined (the hot path of weighted signals): as ``both`` with ``_add`` / ``_multiply``."""
-    if add:
+def _sum_of(terms: tuple[_SeriesFn, ...]) -> _SeriesFn:
+    """TS + TS + ... left to right in one closure (the hot path of weighted signals).
 
-        def added(d: DataSource) -> float | None:
-            a, b = lf(d), rf(d)
-            if a is None:
-                return None if b is None else 0.0 + b
-            return a + (0.0 if b is None else b)
+    The same operations as nesting ``both`` with ``_add``: the running total and each term, a
+    missing one as 0, no point while both are missing.
+    """
+    first, rest = terms[0], terms[1:]
 
-        return added
+    def added(d: DataSource) -> float | None:
+        total = first(d)
+        for term in rest:
+            b = term(d)
+            if total is None:
+                total = None if b is None else 0.0 + b
+            else:
+                total = total + (0.0 if b is None else b)
+        return total
+
+    return added
+
+
+def _product(lf: _SeriesFn, rf: _SeriesFn) -> _SeriesFn:
+    """TS * TS with the operator inlined: as ``both`` with ``_multiply``."""
 
     def multiplied(d: DataSource) -> float | None:
         a, b = lf(d), rf(d)
@@ -404,6 +422,63 @@ def check_queries(queries: Sequence[Mapping[str, Any]]) -> None:
         raise MetricMathError(f"{stats} metrics and {expressions} expressions: at most 10 of each")
 
 
+_T = TypeVar("_T")
+
+
+def _resolver(by_id: Mapping[str, Mapping[str, Any]], define: Callable[[str], _T]) -> Callable[[str], _T]:
+    """``resolve(id)``: ``define(id)`` once per id, depth first (``define`` resolves the ids its query reads).
+
+    Raises:
+        MetricMathError: an id no query has, or a query that reads itself (directly or not).
+    """
+    done: dict[str, _T] = {}
+    active: set[str] = set()
+
+    def resolve(ident: str) -> _T:
+        if ident in done:
+            return done[ident]
+        if ident not in by_id:
+            raise MetricMathError(f"unknown id {ident!r}")
+        if ident in active:
+            raise MetricMathError(f"{ident!r} refers to itself")
+        active.add(ident)
+        value = define(ident)
+        active.discard(ident)
+        done[ident] = value
+        return value
+
+    return resolve
+
+
+def query_signature(queries: Sequence[Mapping[str, Any]], leaf: Callable[[Mapping[str, Any]], str]) -> str:
+    """A text equal for two query lists when they compute the same value by the same operations.
+
+    The query with ``ReturnData: true``, each id in it replaced by its own query's signature and
+    each ``MetricStat`` by ``leaf(metric_stat)`` (the caller says which of its fields matter):
+    ids, labels and queries the result does not read do not count, so that two alarms that name
+    their queries differently can share one computation. Braces, which the expression grammar
+    does not use, wrap each replacement, so that different structures never give the same text.
+    Equal texts mean equal token sequences over equal inputs, hence bit-identical values; different
+    texts may still compute the same value (e.g. ``1`` and ``1.0``): they are simply not shared.
+
+    Raises:
+        MetricMathError: as :func:`check_queries`, or an unknown id or a cycle.
+    """
+    check_queries(queries)
+    by_id = {q["Id"]: q for q in queries}
+
+    def signature_of(ident: str) -> str:
+        query = by_id[ident]
+        if "MetricStat" in query:
+            return "{metric " + leaf(query["MetricStat"]) + "}"
+        parts = [resolve(t) if kind == "name" and t in by_id else t for kind, t in _tokenize(query["Expression"])]
+        return "{expression " + " ".join(parts) + "}"
+
+    resolve = _resolver(by_id, signature_of)
+    (top,) = [q["Id"] for q in queries if q.get("ReturnData", True) in (True, "true")]
+    return resolve(top)
+
+
 def compile_queries(
     queries: Sequence[Mapping[str, Any]], bind: Callable[[Mapping[str, Any]], Callable[[Any], float | None]] | None = None
 ) -> Callable[[Any], float | None]:
@@ -421,8 +496,8 @@ def compile_queries(
     """
     check_queries(queries)
     by_id = {q["Id"]: q for q in queries}
-    compiled: dict[str, _Node] = {}
-    active: set[str] = set()
+    # The ids whose value is remembered within one evaluation.
+    remembering: list[str] = []
     # One evaluation's values by id; reset at each call (an id read twice is computed once).
     memo: dict[str, float | None] = {}
     # How many times the other queries read each id: only an id read twice needs the memo (a
@@ -432,13 +507,6 @@ def compile_queries(
     )
 
     def compile_id(ident: str) -> _Node:
-        if ident in compiled:
-            return compiled[ident]
-        if ident not in by_id:
-            raise MetricMathError(f"unknown id {ident!r}")
-        if ident in active:
-            raise MetricMathError(f"{ident!r} refers to itself")
-        active.add(ident)
         query = by_id[ident]
         if "MetricStat" in query and bind is not None:
             inner = _series(bind(query["MetricStat"]))
@@ -450,14 +518,13 @@ def compile_queries(
 
             inner = _series(raw)
         else:
-            inner = _Parser(query["Expression"], compile_id).parse()
+            inner = _Parser(query["Expression"], resolve).parse()
             if inner.kind == ARRAY:
                 raise MetricMathError(f"{ident}: an array of time series is not a single time series")
-        active.discard(ident)
         if inner.kind == SCALAR or reads[ident] < 2:
-            compiled[ident] = inner
             return inner
         fn = inner.as_series()
+        remembering.append(ident)
 
         def remembered(data: DataSource) -> float | None:
             if ident in memo:
@@ -465,15 +532,17 @@ def compile_queries(
             value = memo[ident] = fn(data)
             return value
 
-        node = compiled[ident] = _series(remembered)
-        return node
+        return _series(remembered)
 
+    resolve = _resolver(by_id, compile_id)
     (top,) = [q["Id"] for q in queries if q.get("ReturnData", True) in (True, "true")]
-    root = compile_id(top)
+    root = resolve(top)
     if root.kind == SCALAR:
         constant = root.constant
         return lambda _data: constant
     root_fn = root.as_series()
+    if not remembering:
+        return root_fn  # nothing is remembered: no memo to clear
 
     def run(data: Any) -> float | None:
         memo.clear()

@@ -100,8 +100,7 @@ class Autoscaler:
             )
             low = Alarm(
                 name=f"{policy.logical_id} (low)", evaluation_periods=LOW_DATAPOINTS, datapoints_to_alarm=LOW_DATAPOINTS,
-                threshold=SCALE_IN_FRACTION * policy.target, comparison="LessThanThreshold", same_metric_as=high,
-                **common,  # type: ignore[arg-type]
+                threshold=SCALE_IN_FRACTION * policy.target, comparison="LessThanThreshold", **common,  # type: ignore[arg-type]
             )
             self._tracking.append(_Tracking(policy, high, low))
         self._steps: list[tuple[StepPolicySpec, list[Alarm], _Cooldowns]] = []

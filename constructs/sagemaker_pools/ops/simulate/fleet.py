@@ -31,7 +31,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .cloudwatch import MetricStore, Stats
+from .cloudwatch import Channel, MetricStore
 from .readings import IDLE_COPIES_MISSING, IDLE_RELEASE_AFTER_COOLDOWN, INSTANCE_COUNT_METRIC, LAUNCH_POST
 from .template import FleetSpec
 
@@ -45,6 +45,12 @@ ROLLING_BACK = "RollingBack"
 _INVOCATIONS = "AWS/SageMaker"
 _ENDPOINTS = "/aws/sagemaker/Endpoints"
 _COMPONENTS = "/aws/sagemaker/InferenceComponents"
+
+#: The utilization metrics of an instance (``/aws/sagemaker/Endpoints``), one sample per instance.
+_UTILIZATION = ("CPUUtilization", "GPUUtilization", "MemoryUtilization")
+
+#: A metric the fleet publishes: namespace, name, dimension scope and instance type (or None).
+_ChannelKey = tuple[str, str, str, "str | None"]
 
 
 @dataclass
@@ -136,6 +142,10 @@ class Fleet:
         self._last_operation = 0
         self.variant_dims = {"EndpointName": spec.endpoint_name, "VariantName": spec.variant_name}
         self.component_dims = {"InferenceComponentName": self.component.name} if self.component else {}
+        # Each published metric bound to its series in the current store (see _bind).
+        self._channel_store: MetricStore | None = None
+        self._channels: dict[_ChannelKey, Channel | None] = {}
+        self._groups: dict[tuple[str, tuple[str, ...], str, str], tuple[Channel, ...]] = {}
 
     # --- capacity -------------------------------------------------------------------------
 
@@ -359,22 +369,29 @@ class Fleet:
 
     def _updating(self, minute: int) -> bool:
         """Capacity asked for and not serving yet: instances provisioned or starting, copies loading."""
-        if self.requests or any(u.ready_at > minute for u in self.instances):
+        if self.requests:
             return True
-        return any(c.ready_at > minute for c in self.copies)
+        # Plain loops: asked every minute, and a generator per call costs more than the scan.
+        for unit in self.instances:
+            if unit.ready_at > minute:
+                return True
+        for unit in self.copies:
+            if unit.ready_at > minute:
+                return True
+        return False
 
     def serving_units(self, minute: int) -> dict[str, int]:
         """Serving instances (copies for a component) by type."""
         units = self.copies if self.component else self.instances
-        counts = {t: 0 for t in self.types}
+        counts = dict.fromkeys(self.types, 0)
         for u in units:
             if u.ready_at <= minute and (u.host is None or u.host.ready_at <= minute):
                 counts[u.instance_type] += 1
         return counts
 
     def _serve(self, minute: int, concurrency: float, store: MetricStore) -> Snapshot:
-        instances = {t: 0 for t in self.types}
-        pending = {t: 0 for t in self.types}
+        instances = dict.fromkeys(self.types, 0)
+        pending = dict.fromkeys(self.types, 0)
         for u in self.instances:
             if u.ready_at <= minute:
                 instances[u.instance_type] += 1
@@ -404,15 +421,56 @@ class Fleet:
             return in_flight * 60.0 / latency
         return in_flight
 
+    # --- metrics -----------------------------------------------------------------------------
+
+    def _channels_for(self, store: MetricStore) -> dict[_ChannelKey, Channel | None]:
+        """The channels bound so far into ``store`` (forgotten when the store changes)."""
+        if store is not self._channel_store:
+            self._channel_store, self._channels, self._groups = store, {}, {}
+        return self._channels
+
+    def _sends(self, namespace: str, names: tuple[str, ...], scope: str, instance_type: str) -> tuple[Channel, ...]:
+        """The read ones among ``names`` per ``instance_type`` and for the whole ``scope``, each name in that order (once per store).
+
+        For the metrics published per serving type and again for the whole variant (component)
+        every minute: those no query reads (GPU and memory utilization, say) are skipped
+        without a call.
+        """
+        group = (namespace, names, scope, instance_type)
+        found = self._groups.get(group)
+        if found is None:
+            keys = [(namespace, name, scope, typed) for name in names for typed in (instance_type, None)]
+            bound = [self._channels[key] if key in self._channels else self._bind(key) for key in keys]
+            found = self._groups[group] = tuple(channel for channel in bound if channel is not None)
+        return found
+
+    def _bind(self, key: _ChannelKey) -> Channel | None:
+        """Bind one metric the fleet publishes to its series, once per store: ``(namespace, name, scope, type)``.
+
+        The scope names the dimensions (``variant``, ``component`` or ``endpoint``), plus
+        ``InstanceType`` when a type is given. None when no query reads the metric.
+        """
+        namespace, name, scope, instance_type = key
+        dims = {"variant": self.variant_dims, "component": self.component_dims, "endpoint": {"EndpointName": self.spec.endpoint_name}}[scope]
+        if instance_type is not None:
+            dims = {**dims, "InstanceType": instance_type}
+        assert self._channel_store is not None
+        channel = self._channels[key] = self._channel_store.channel(namespace, name, dims)
+        return channel
+
     def _publish(self, minute: int, snap: Snapshot, units: Mapping[str, int], weight: Mapping[str, float], store: MetricStore) -> None:
         per_unit = snap.per_unit_load
+        channels = self._channels_for(store)
+        bind = self._bind
 
-        def emit(namespace: str, name: str, dims: Mapping[str, str], value: float, count: float = 1.0) -> None:
-            if store.reads(namespace, name):
-                store.publish(minute, namespace, name, dims, Stats.of(value, count))
+        def emit(namespace: str, name: str, scope: str, instance_type: str | None, value: float, count: float = 1.0) -> None:
+            key = (namespace, name, scope, instance_type)
+            channel = channels[key] if key in channels else bind(key)
+            if channel is not None:
+                channel(minute, value, count)
 
-        variant = self.variant_dims
-        component = self.component_dims
+        variant = "variant"
+        component = "component"
         all_instances = sum(snap.in_service.values())
         # One CPUUtilization (GPU, memory) sample per instance and type: documented metrics with the
         # documented InstanceType dimension. InstanceCount only under its reading: only the launch post names it.
@@ -420,16 +478,14 @@ class Fleet:
         for t, n in snap.in_service.items():
             if not n:
                 continue
-            typed = {**variant, "InstanceType": t}
             load = per_unit.get(t, 0.0) if not self.component else 0.0
             utilization = min(100.0, 100.0 * load / weight[t]) if weight[t] else 0.0
             if count_metric:
-                emit(_INVOCATIONS, "InstanceCount", typed, float(n))
-            for name in ("CPUUtilization", "GPUUtilization", "MemoryUtilization"):
-                emit(_ENDPOINTS, name, typed, utilization, n)
-                emit(_ENDPOINTS, name, variant, utilization, n)
+                emit(_INVOCATIONS, "InstanceCount", variant, t, float(n))
+            for send in self._sends(_ENDPOINTS, _UTILIZATION, variant, t):
+                send(minute, utilization, n)
         if all_instances and count_metric:
-            emit(_INVOCATIONS, "InstanceCount", variant, float(all_instances))
+            emit(_INVOCATIONS, "InstanceCount", variant, None, float(all_instances))
         # Load: concurrency per serving container, invocations.
         metric = "ConcurrentRequestsPerCopy" if self.component else "ConcurrentRequestsPerModel"
         base = component if self.component else variant
@@ -438,39 +494,38 @@ class Fleet:
             if not n:
                 continue
             load = per_unit.get(t, 0.0)
-            typed = {**base, "InstanceType": t}
             # Whether a copy without requests publishes zeros is undocumented: a named reading.
             idle_silent = self.component is not None and self.idle_copies_missing and not load
             if not idle_silent:
-                emit(_INVOCATIONS, metric, typed, load, n)
-                emit(_INVOCATIONS, metric, base, load, n)
+                for send in self._sends(_INVOCATIONS, (metric,), base, t):
+                    send(minute, load, n)
             served_share = min(load, weight[t]) if t in self.max_concurrency else load
             requests = self._requests_per_minute(served_share * n, t)
             total_requests += requests
-            emit(_INVOCATIONS, "Invocations", typed, requests)
+            emit(_INVOCATIONS, "Invocations", base, t, requests)
             per = "InvocationsPerCopy" if self.component else "InvocationsPerInstance"
             if not idle_silent:
-                emit(_INVOCATIONS, per, typed, requests / n)
+                emit(_INVOCATIONS, per, base, t, requests / n)
             if self.component:
-                emit(_COMPONENTS, "CPUUtilizationNormalized", typed, min(100.0, 100.0 * load / weight[t]), n)
-                emit(_COMPONENTS, "CPUUtilizationNormalized", base, min(100.0, 100.0 * load / weight[t]), n)
+                for send in self._sends(_COMPONENTS, ("CPUUtilizationNormalized",), base, t):
+                    send(minute, min(100.0, 100.0 * load / weight[t]), n)
         serving = sum(units.values())
         if serving:
-            emit(_INVOCATIONS, "Invocations", base, total_requests)
+            emit(_INVOCATIONS, "Invocations", base, None, total_requests)
             per = "InvocationsPerCopy" if self.component else "InvocationsPerInstance"
             if not (self.component is not None and self.idle_copies_missing and not total_requests):
-                emit(_INVOCATIONS, per, base, total_requests / serving)
+                emit(_INVOCATIONS, per, base, None, total_requests / serving)
         if self.component and serving == 0 and snap.concurrency > 0:
             failures = max(1.0, self._requests_per_minute(snap.concurrency, self.types[0]))
-            emit(_INVOCATIONS, "NoCapacityInvocationFailures", component, failures)
-            emit(_INVOCATIONS, "NoCapacityInvocationFailures", variant, failures)
+            emit(_INVOCATIONS, "NoCapacityInvocationFailures", component, None, failures)
+            emit(_INVOCATIONS, "NoCapacityInvocationFailures", variant, None, failures)
         if self.spec.async_max_concurrent is not None:
             # ApproximateBacklogSize counts requests being processed or yet to be processed.
-            endpoint = {"EndpointName": self.spec.endpoint_name}
+            endpoint = "endpoint"
             backlog = snap.concurrency
             snap.backlog = backlog
-            emit(_INVOCATIONS, "ApproximateBacklogSize", endpoint, backlog)
+            emit(_INVOCATIONS, "ApproximateBacklogSize", endpoint, None, backlog)
             # At zero instances the backlog counts whole: "your endpoint only initiates scaling up
             # from zero after the number of backlog requests exceeds the target tracking value".
-            emit(_INVOCATIONS, "ApproximateBacklogSizePerInstance", endpoint, backlog / max(1, all_instances))
-            emit(_INVOCATIONS, "HasBacklogWithoutCapacity", endpoint, 1.0 if backlog > 0 and not all_instances else 0.0)
+            emit(_INVOCATIONS, "ApproximateBacklogSizePerInstance", endpoint, None, backlog / max(1, all_instances))
+            emit(_INVOCATIONS, "HasBacklogWithoutCapacity", endpoint, None, 1.0 if backlog > 0 and not all_instances else 0.0)
