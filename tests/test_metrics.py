@@ -458,3 +458,29 @@ def test_zero_when_idle_reads_missing_concurrency_as_zero_only_while_units_repor
     assert busy == pytest.approx({UtilizationStrategy.AVERAGE_OVER_TYPES: 0.25, UtilizationStrategy.INSTANCE_WEIGHTED: 0.25}.get(strategy, 0.5) if pools > 1 else 0.5)
     # Without the option, the same query has no presence condition.
     assert ", 0))" not in (flatten(weighted_utilization_query(MetricSource.inference_component("ic"), types, strategy=strategy)).expression or "")
+
+
+@pytest.mark.parametrize(
+    ("source", "count_source", "presence"),
+    [
+        (MetricSource.inference_component("ic"), InstanceCountSource.CPU_SAMPLES, ("CPUUtilizationNormalized", "SampleCount")),
+        (MetricSource.variant("ep", "AllTraffic"), InstanceCountSource.CPU_SAMPLES, ("CPUUtilization", "SampleCount")),
+        (MetricSource.variant("ep", "AllTraffic"), InstanceCountSource.INSTANCE_COUNT_METRIC, ("InstanceCount", "Average")),
+    ],
+)
+def test_zero_when_idle_reads_each_types_presence_at_the_query_period(source: MetricSource, count_source: InstanceCountSource, presence: tuple[str, str]) -> None:
+    """The presence samples are per type (an all-types count would let one type's copies vouch for another's silence),
+    at the query's period, from the count source asked for; the labels are the strategy's and "instances"."""
+    types = [InstancePool(instance_type="ml.g6e.2xlarge", max_concurrency=10), InstancePool(instance_type="ml.g6.2xlarge", max_concurrency=20)]
+    query = weighted_utilization_query(source, types, period=300, zero_when_idle=True, count_source=count_source, label="busy")
+    assert (query.period, query.label) == (300, "busy")
+    flat = flatten(query)
+    for ident, pool in (("s1", types[0]), ("s2", types[1])):
+        stat = flat.stats[ident]
+        assert (stat.metric_name, stat.statistic, stat.period) == (*presence, 300)
+        assert ("InstanceType", pool.instance_type) in stat.dimensions
+    assert flat.labels["n"] == "instances"
+    (total,) = [child for ident, child in query.using if ident == "n"]
+    assert total.period == 300
+    default_label = weighted_utilization_query(source, types, zero_when_idle=True, count_source=count_source).label
+    assert default_label == "Weighted utilization (max-over-types)"
