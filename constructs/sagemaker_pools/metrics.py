@@ -488,53 +488,30 @@ def weighted_utilization_query(
         for i, p in enumerate(resolved, start=1)
     }
     label = label or f"Weighted utilization ({strategy.value})"
-    if zero_when_idle:
-        return _zero_when_idle(source, resolved, strategy, concurrency, utilization, period, label, count_source)
-    if len(resolved) == 1:
-        p = resolved[0]
-        return expression(f"c1 / {_number(p.max_concurrency)}", concurrency, label)  # type: ignore[arg-type]
     ids = list(utilization)
-    if strategy is UtilizationStrategy.AVERAGE_OVER_TYPES:
-        return expression(f"({' + '.join(ids)}) / {len(ids)}", utilization, label)
     maximum = f"MAX([{', '.join(ids)}])"
-    if strategy is UtilizationStrategy.MAX_OVER_TYPES:
-        return expression(maximum, utilization, label)
+    # The instance (copy) counts: the weights of INSTANCE_WEIGHTED, the presence of zero_when_idle.
+    counted = zero_when_idle or (strategy is UtilizationStrategy.INSTANCE_WEIGHTED and len(resolved) > 1)
     samples = {
         f"s{i}": instance_count_stat(source, instance_type=p.instance_type, period=period, count_source=count_source)
         for i, p in enumerate(resolved, start=1)
-    }
-    total = expression(" + ".join(samples), samples, "instances")
-    weighted = " + ".join(f"u{i} * s{i}" for i in range(1, len(resolved) + 1))
-    # FILL: without any count data the condition must still exist, so that the maximum takes over.
-    return expression(f"IF(FILL(n, 0) > 0, ({weighted}) / n, {maximum})", {**utilization, **samples, "n": total}, label)
-
-
-def _zero_when_idle(
-    source: MetricSource,
-    pools: Sequence[InstancePool],
-    strategy: UtilizationStrategy,
-    concurrency: Mapping[str, Query],
-    utilization: Mapping[str, Query],
-    period: int,
-    label: str,
-    count_source: InstanceCountSource,
-) -> Math:
-    """The strategy's expression, read as 0 when missing, and only while some unit reports (see :func:`weighted_utilization_query`)."""
-    samples = {
-        f"s{i}": instance_count_stat(source, instance_type=p.instance_type, period=period, count_source=count_source)
-        for i, p in enumerate(pools, start=1)
-    }
-    total = Math(" + ".join(samples), tuple(samples.items()), period, "instances")
-    ids = list(utilization)
-    if len(pools) == 1:
-        inner, using = f"c1 / {_number(pools[0].max_concurrency)}", dict(concurrency)  # type: ignore[arg-type]
+    } if counted else {}
+    counts: dict[str, Query] = {**samples, "n": expression(" + ".join(samples), samples, "instances")} if counted else {}
+    using: Mapping[str, Query] = utilization
+    if len(resolved) == 1:
+        text, using = f"c1 / {_number(resolved[0].max_concurrency)}", concurrency  # type: ignore[arg-type]
     elif strategy is UtilizationStrategy.AVERAGE_OVER_TYPES:
-        inner, using = f"({' + '.join(ids)}) / {len(ids)}", dict(utilization)
+        text = f"({' + '.join(ids)}) / {len(ids)}"
     elif strategy is UtilizationStrategy.MAX_OVER_TYPES:
-        inner, using = f"MAX([{', '.join(ids)}])", dict(utilization)
+        text = maximum
     else:
-        inner, using = "(" + " + ".join(f"u{i} * s{i}" for i in range(1, len(pools) + 1)) + ") / n", dict(utilization)
-    return Math(f"IF(FILL(n, 0) > 0, FILL({inner}, 0))", tuple({**using, **samples, "n": total}.items()), period, label)
+        weighted = "(" + " + ".join(f"u{i} * s{i}" for i in range(1, len(resolved) + 1)) + ") / n"
+        # FILL: without any count data the condition must still exist, so that the maximum takes over
+        # (with zero_when_idle the outer condition below already says there are counts).
+        text = weighted if zero_when_idle else f"IF(FILL(n, 0) > 0, {weighted}, {maximum})"
+    if zero_when_idle:
+        text = f"IF(FILL(n, 0) > 0, FILL({text}, 0))"
+    return expression(text, {**using, **counts}, label)
 
 
 def weighted_utilization(
