@@ -47,9 +47,11 @@ from .metrics import (
     UtilizationStrategy,
     instance_count_metric,
     sagemaker_metric,
+    sagemaker_stat,
     weighted_utilization,
 )
 from .pools import IModel, InstancePool, resolve_pools
+from .queries import Math, Query
 from .routing import Routing
 from .shadow import PRODUCTION_WEIGHT, ShadowVariant
 from .scaling import VARIANT_INSTANCE_COUNT, ScalableCapacity, VariantScaling, variant_resource_id
@@ -709,17 +711,15 @@ class PooledEndpoint(EndpointBase):
             field=field,
         )
         wakes = bool(scale_from_zero) and not is_unresolved(min_capacity) and min_capacity == 0
-        one_minute = Duration.minutes(1)
-        backlog = self.metric_approximate_backlog_size_per_instance(statistic="Average", period=one_minute)
-        waiting = self.metric_has_backlog_without_capacity(statistic="Average", period=one_minute)
-        tracked: cloudwatch.IMetric = backlog
+        # Plain query data, not CDK metric objects: nothing here needs a round trip to Node.
+        source = MetricSource.endpoint(self.endpoint_name)
+        tracked: Query = sagemaker_stat("ApproximateBacklogSizePerInstance", source, statistic="Average")
         if wakes:
             # Nothing to track while requests wait without an instance: the wake-up owns that.
-            tracked = cloudwatch.MathExpression(
-                expression="IF(FILL(waiting, 0) < 1, backlog)",
-                using_metrics={"waiting": waiting, "backlog": backlog},
-                period=one_minute,
-                label="Backlog per instance (none while no instance serves)",
+            waiting = sagemaker_stat("HasBacklogWithoutCapacity", source, statistic="Average")
+            tracked = Math(
+                "IF(FILL(waiting, 0) < 1, backlog)", (("waiting", waiting), ("backlog", tracked)), 60,
+                "Backlog per instance (none while no instance serves)",
             )
         scaling.scale_to_track_metric(
             "BacklogPerInstance",
@@ -731,7 +731,7 @@ class PooledEndpoint(EndpointBase):
         if wakes:
             scaling.wake_from_zero(
                 "ScaleFromZero",
-                metric=waiting,
+                metric=self.metric_has_backlog_without_capacity(statistic="Average", period=Duration.minutes(1)),
                 cooldown=wake_up_cooldown,
                 evaluation_periods=2,
                 alarm_description="Async requests wait and the endpoint has no instance: set one.",
