@@ -124,9 +124,13 @@ class MetricStore:
 
     def publish(self, minute: int, namespace: str, name: str, dimensions: Mapping[str, str], stats: Stats) -> None:
         """Add ``stats`` to one metric at ``minute``."""
-        if self._read is not None and (namespace, name) not in self._read:
+        if not self.reads(namespace, name):
             return
-        self._add(namespace, name, self._series(namespace, name, dimensions), minute, stats)
+        series = self._series(namespace, name, dimensions)
+        if not series:  # its first sample (a reader may have made the series already)
+            self.published.add((namespace, name))
+        previous = series.get(minute)
+        series[minute] = stats if previous is None else previous.merge(stats)
 
     def channel(self, namespace: str, name: str, dimensions: Mapping[str, str]) -> Channel | None:
         """A function publishing into one metric, bound to its series once; None when no query reads it.
@@ -134,13 +138,13 @@ class MetricStore:
         For a publisher that sends the same metrics every minute: no key is built and no read
         check is made per sample. Same effect as :meth:`publish` with ``Stats.of(value, count)``.
         """
-        if self._read is not None and (namespace, name) not in self._read:
+        if not self.reads(namespace, name):
             return None
         series = self._series(namespace, name, dimensions)
         published, metric = self.published, (namespace, name)
 
         def send(minute: int, value: float, count: float) -> None:
-            # _add's steps, inlined: this runs for every sample the fleet publishes.
+            # publish()'s steps, inlined: this runs for every sample the fleet publishes.
             stats = _new_stats(Stats, (count, value * count, value, value))
             if not series:
                 published.add(metric)
@@ -152,13 +156,6 @@ class MetricStore:
     def _series(self, namespace: str, name: str, dimensions: Mapping[str, str]) -> dict[int, Stats]:
         """The per-minute samples of one metric (shared with its readers, made on first use)."""
         return self._data.setdefault((namespace, name, frozenset(dimensions.items())), {})
-
-    def _add(self, namespace: str, name: str, series: dict[int, Stats], minute: int, stats: Stats) -> None:
-        """Merge ``stats`` into ``series`` at ``minute``; note the metric as published at its first sample."""
-        if not series:  # its first sample (a reader may have made the series already)
-            self.published.add((namespace, name))
-        previous = series.get(minute)
-        series[minute] = stats if previous is None else previous.merge(stats)
 
     def reader(self, key: MetricKey, stat: str, minutes: int) -> Callable[[int], float | None]:
         """A function of ``last``: ``stat`` over the ``minutes`` minutes ending at ``last`` (from minute 0 on).
